@@ -1,0 +1,680 @@
+//! # warpsafe-build
+//!
+//! Compiles a Rust kernel crate to PTX with rustc's own `nvptx64-nvidia-cuda` target, for
+//! use from a `build.rs` (as a build-dependency) or from a test.
+//!
+//! rustc's default link step for that target calls a linker that is not available
+//! everywhere, so this crate does the link itself with the LLVM tools that rustup's
+//! `llvm-tools` component ships:
+//!
+//! 1. `cargo build --lib --release --target nvptx64-nvidia-cuda -Zbuild-std=core` with
+//!    `-C target-cpu=sm_XX -C target-feature=+ptxYY`, in a target directory of its own (so
+//!    that the nested cargo never waits on the outer one's lock). On this target every
+//!    object file inside an rlib is LLVM bitcode.
+//! 2. `llvm-link` of the bitcode of every nvptx rlib (the kernel crate, its dependencies,
+//!    `core`, `compiler_builtins`).
+//! 3. `opt`: internalize every symbol except the kernel entry points (functions with the
+//!    `ptx_kernel` calling convention, that is `extern "ptx-kernel"`), then `-O3`, which
+//!    drops everything the kernels do not reach.
+//! 4. `llc -mcpu=sm_XX -mattr=+ptxYY` emits the PTX.
+//!
+//! ```no_run
+//! // build.rs of a host crate whose kernels live in ../my-kernels
+//! let built = warpsafe_build::Builder::new("../my-kernels")
+//!     .arch(warpsafe_build::Arch::SM_70)
+//!     .build()
+//!     .expect("kernel crate failed to build");
+//! // OUT_DIR/my_kernels.sm_70.ptx, ready for include_str!
+//! # let _ = built;
+//! ```
+//!
+//! The default architecture is sm_70: its PTX runs on every Volta-or-newer GPU, the driver
+//! compiling it for the GPU at load time. Name several architectures to get one PTX file
+//! each; device code can select paths per architecture with
+//! `#[cfg(target_feature = "sm_80")]` (rustc sets every `sm_NN` feature up to the target).
+
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::fmt;
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The rustc target that kernels are compiled for.
+pub const NVPTX_TARGET: &str = "nvptx64-nvidia-cuda";
+
+/// A GPU architecture (`sm_XX`) to emit PTX for, with the PTX ISA version used for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Arch {
+    sm: u32,
+    ptx: u32,
+}
+
+/// `(sm, lowest PTX ISA version that LLVM accepts for it and that rustc supports)`.
+/// rustc's nvptx target starts at PTX 7.0; sm_90 gets 8.0 for `elect.sync`.
+const KNOWN_ARCHS: &[(u32, u32)] =
+    &[(70, 70), (72, 70), (75, 70), (80, 70), (86, 71), (87, 74), (89, 78), (90, 80), (100, 86), (120, 87)];
+
+impl Arch {
+    /// Volta: the oldest architecture warpsafe supports (independent thread scheduling
+    /// and the `.sync` warp collectives start here).
+    pub const SM_70: Arch = Arch { sm: 70, ptx: 70 };
+    /// Ampere A100: adds `redux.sync`.
+    pub const SM_80: Arch = Arch { sm: 80, ptx: 70 };
+    /// Hopper H100/H200: adds `elect.sync` and clusters.
+    pub const SM_90: Arch = Arch { sm: 90, ptx: 80 };
+
+    /// The architecture `sm_<sm>`, e.g. `Arch::new(86)`.
+    ///
+    /// # Errors
+    /// [`BuildError::ArchTooOld`] below sm_70 (no independent thread scheduling, and the
+    /// `.sync` collectives behave differently); [`BuildError::UnknownArch`] for a number
+    /// that is not an NVIDIA architecture this builder knows.
+    pub fn new(sm: u32) -> Result<Arch, BuildError> {
+        if sm < 70 {
+            return Err(BuildError::ArchTooOld { sm });
+        }
+        KNOWN_ARCHS
+            .iter()
+            .find(|(known, _)| *known == sm)
+            .map(|&(sm, ptx)| Arch { sm, ptx })
+            .ok_or(BuildError::UnknownArch { sm })
+    }
+
+    /// The `XX` of `sm_XX`.
+    pub fn sm(self) -> u32 {
+        self.sm
+    }
+
+    /// The PTX ISA version, times ten (70 is PTX 7.0).
+    pub fn ptx_version(self) -> u32 {
+        self.ptx
+    }
+}
+
+impl fmt::Display for Arch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "sm_{}", self.sm)
+    }
+}
+
+/// Why a kernel crate could not be turned into PTX. Each message names the fix.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// Asked for an architecture older than sm_70.
+    #[error(
+        "sm_{sm} is not supported: warpsafe needs sm_70 (Volta) or newer, where warps have \
+         independent thread scheduling and the .sync collectives; ask for Arch::SM_70 or later"
+    )]
+    ArchTooOld {
+        /// The architecture asked for.
+        sm: u32,
+    },
+    /// Asked for an architecture number that does not exist or is not known here.
+    #[error("sm_{sm} is not an architecture warpsafe-build knows; known: {}", known_archs())]
+    UnknownArch {
+        /// The architecture asked for.
+        sm: u32,
+    },
+    /// The kernel crate's manifest was not found.
+    #[error("no kernel crate at {}: expected a Cargo.toml there", path.display())]
+    NoKernelCrate {
+        /// The path given to [`Builder::new`].
+        path: PathBuf,
+    },
+    /// The toolchain lacks the standard library's source, needed by `-Zbuild-std=core`.
+    #[error(
+        "the Rust toolchain at {} has no rust-src component (needed to build core for \
+         nvptx64-nvidia-cuda): run `rustup component add rust-src` for the toolchain in \
+         rust-toolchain.toml",
+        sysroot.display()
+    )]
+    MissingRustSrc {
+        /// The toolchain's sysroot.
+        sysroot: PathBuf,
+    },
+    /// The toolchain lacks `llvm-link`, `llvm-dis`, `opt` or `llc`.
+    #[error(
+        "the Rust toolchain at {} has no {tool} (component llvm-tools, needed to link \
+         kernels into PTX): run `rustup component add llvm-tools` for the toolchain in \
+         rust-toolchain.toml",
+        sysroot.display()
+    )]
+    MissingLlvmTools {
+        /// The toolchain's sysroot.
+        sysroot: PathBuf,
+        /// The tool that is missing.
+        tool: &'static str,
+    },
+    /// A program could not be started at all.
+    #[error("could not run {program}: {source}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The kernel crate (or one of its dependencies) did not compile for nvptx.
+    #[error(
+        "the kernel crate at {} does not compile for nvptx64-nvidia-cuda ({arch}):\n{diagnostics}",
+        path.display()
+    )]
+    KernelCompile {
+        /// The kernel crate.
+        path: PathBuf,
+        /// The architecture being built.
+        arch: Arch,
+        /// rustc's and cargo's error messages, rendered.
+        diagnostics: String,
+    },
+    /// An LLVM tool failed on the linked bitcode.
+    #[error("{tool} failed while building PTX for {arch}:\n{stderr}")]
+    LlvmTool {
+        /// `llvm-link`, `llvm-dis`, `opt` or `llc`.
+        tool: &'static str,
+        /// The architecture being built.
+        arch: Arch,
+        /// The tool's error output.
+        stderr: String,
+    },
+    /// The kernel crate compiled, but defines no `extern "ptx-kernel"` function.
+    #[error(
+        "the kernel crate at {} defines no kernel: declare at least one \
+         `#[no_mangle] pub unsafe extern \"ptx-kernel\" fn`",
+        path.display()
+    )]
+    NoKernels {
+        /// The kernel crate.
+        path: PathBuf,
+    },
+    /// Neither an output directory was set nor `OUT_DIR` (outside a build script).
+    #[error("no output directory: call .out_dir(..) when not running inside a build script")]
+    NoOutDir,
+    /// Reading or writing a file failed.
+    #[error("{action} {}: {source}", path.display())]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+}
+
+fn known_archs() -> String {
+    KNOWN_ARCHS.iter().map(|(sm, _)| format!("sm_{sm}")).collect::<Vec<_>>().join(", ")
+}
+
+fn io_err<'p>(action: &'static str, path: &'p Path) -> impl FnOnce(std::io::Error) -> BuildError + 'p {
+    move |source| BuildError::Io { action, path: path.to_path_buf(), source }
+}
+
+/// The PTX of one kernel crate for one architecture.
+#[derive(Clone, Debug)]
+pub struct Ptx {
+    /// The architecture it was built for.
+    pub arch: Arch,
+    /// The PTX file.
+    pub path: PathBuf,
+    /// The optimised LLVM IR the PTX was emitted from (for codegen checks).
+    pub llvm_ir: PathBuf,
+    /// The kernel entry points, sorted by name.
+    pub kernels: Vec<String>,
+}
+
+/// What [`Builder::build`] produced: one [`Ptx`] per architecture, in the order asked.
+#[derive(Clone, Debug)]
+pub struct Built {
+    /// One entry per architecture.
+    pub ptx: Vec<Ptx>,
+}
+
+impl Built {
+    /// The PTX built for `arch`, if it was asked for.
+    pub fn for_arch(&self, arch: Arch) -> Option<&Ptx> {
+        self.ptx.iter().find(|p| p.arch == arch)
+    }
+}
+
+/// Compiles one kernel crate to PTX. See the crate docs for the steps.
+#[derive(Clone, Debug)]
+pub struct Builder {
+    crate_path: PathBuf,
+    archs: Vec<Arch>,
+    out_dir: Option<PathBuf>,
+    target_dir: Option<PathBuf>,
+}
+
+impl Builder {
+    /// A builder for the kernel crate whose `Cargo.toml` is in `crate_path` (relative
+    /// paths are taken from the current directory, which is the package root inside a
+    /// build script). It builds sm_70 unless told otherwise.
+    pub fn new(crate_path: impl Into<PathBuf>) -> Builder {
+        Builder { crate_path: crate_path.into(), archs: Vec::new(), out_dir: None, target_dir: None }
+    }
+
+    /// Adds an architecture to build for (may be called several times).
+    pub fn arch(mut self, arch: Arch) -> Builder {
+        if !self.archs.contains(&arch) {
+            self.archs.push(arch);
+        }
+        self
+    }
+
+    /// Replaces the architectures to build for.
+    pub fn archs(mut self, archs: &[Arch]) -> Builder {
+        self.archs.clear();
+        archs.iter().fold(self, |b, &a| b.arch(a))
+    }
+
+    /// Where the `.ptx` (and `.ll`) files go. Defaults to `OUT_DIR`, in which case the
+    /// builder also prints `cargo:rerun-if-changed` lines for every local crate the kernel
+    /// crate is built from.
+    pub fn out_dir(mut self, dir: impl Into<PathBuf>) -> Builder {
+        self.out_dir = Some(dir.into());
+        self
+    }
+
+    /// The nested cargo's target directory (one subdirectory per architecture). Defaults
+    /// to `warpsafe-build/` beside the outer build's profile directories, derived from
+    /// `OUT_DIR`, or `<out_dir>/target` when no `OUT_DIR` is set.
+    pub fn target_dir(mut self, dir: impl Into<PathBuf>) -> Builder {
+        self.target_dir = Some(dir.into());
+        self
+    }
+
+    /// Builds the PTX for every architecture asked for (sm_70 if none was).
+    ///
+    /// # Errors
+    /// See [`BuildError`]: a missing toolchain component, a kernel crate that does not
+    /// compile (with rustc's errors), a failing LLVM tool, or an I/O error.
+    pub fn build(self) -> Result<Built, BuildError> {
+        let archs = if self.archs.is_empty() { vec![Arch::SM_70] } else { self.archs.clone() };
+        let manifest = self.crate_path.join("Cargo.toml");
+        if !manifest.is_file() {
+            return Err(BuildError::NoKernelCrate { path: self.crate_path.clone() });
+        }
+        let env_out_dir = std::env::var_os("OUT_DIR").map(PathBuf::from);
+        let in_build_script = self.out_dir.is_none() && env_out_dir.is_some();
+        let out_dir = self.out_dir.clone().or(env_out_dir.clone()).ok_or(BuildError::NoOutDir)?;
+        let target_dir = self.target_dir.clone().unwrap_or_else(|| match &env_out_dir {
+            // OUT_DIR = <target>/<profile>/build/<pkg>-<hash>/out
+            Some(o) if o.ancestors().nth(4).is_some() => o.ancestors().nth(4).unwrap().join("warpsafe-build"),
+            _ => out_dir.join("target"),
+        });
+        fs::create_dir_all(&out_dir).map_err(io_err("creating", &out_dir))?;
+
+        let tools = Toolchain::find()?;
+        let mut built = Vec::new();
+        let mut sources = BTreeSet::new();
+        for arch in archs {
+            let arch_dir = target_dir.join(arch.to_string());
+            let compiled = self.cargo_build(arch, &arch_dir, &tools.sysroot)?;
+            sources.extend(compiled.local_crate_dirs);
+            // Link scratch files are per output directory: two build scripts may share
+            // the nested target directory (cargo serialises that part), never this one.
+            let work = out_dir.join(format!("{}.{arch}.link", compiled.crate_name));
+            built.push(link_to_ptx(
+                &tools,
+                arch,
+                &compiled.rlibs,
+                &work,
+                &out_dir,
+                &self.crate_path,
+                &compiled.crate_name,
+            )?);
+        }
+        if in_build_script {
+            for dir in &sources {
+                println!("cargo:rerun-if-changed={}", dir.display());
+            }
+        }
+        Ok(Built { ptx: built })
+    }
+
+    /// Step 1: the nested `cargo build` for one architecture.
+    fn cargo_build(&self, arch: Arch, target_dir: &Path, sysroot: &Path) -> Result<Compiled, BuildError> {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
+        let rustflags = [
+            format!("-Ctarget-cpu={arch}"),
+            format!("-Ctarget-feature=+ptx{}", arch.ptx),
+            "-Cpanic=abort".to_string(),
+        ]
+        .join("\x1f");
+        let mut cmd = Command::new(&cargo);
+        cmd.args(["build", "--lib", "--release", "--target", NVPTX_TARGET, "-Zbuild-std=core"])
+            .arg("--manifest-path")
+            .arg(self.crate_path.join("Cargo.toml"))
+            .arg("--target-dir")
+            .arg(target_dir)
+            .arg("--message-format=json-diagnostic-rendered-ansi")
+            .env("CARGO_ENCODED_RUSTFLAGS", rustflags)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        // The outer build's settings must not leak into the nvptx build.
+        for var in [
+            "RUSTFLAGS",
+            "CARGO_BUILD_RUSTFLAGS",
+            "CARGO_BUILD_TARGET",
+            "CARGO_TARGET_DIR",
+            "CARGO_BUILD_TARGET_DIR",
+            "RUSTC_WRAPPER",
+            "RUSTC_WORKSPACE_WRAPPER",
+            "CARGO_PRIMARY_PACKAGE",
+        ] {
+            cmd.env_remove(var);
+        }
+        let output = cmd
+            .output()
+            .map_err(|source| BuildError::Spawn { program: cargo.to_string_lossy().into_owned(), source })?;
+
+        let mut rlibs = Vec::new();
+        let mut local_crate_dirs = Vec::new();
+        let mut diagnostics = String::new();
+        let mut crate_name = None;
+        let kernel_manifest = fs::canonicalize(self.crate_path.join("Cargo.toml")).ok();
+        for line in String::from_utf8_lossy(&output.stdout).lines() {
+            let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+            match msg["reason"].as_str() {
+                Some("compiler-message") => {
+                    let level = msg["message"]["level"].as_str().unwrap_or("");
+                    if level == "error" {
+                        diagnostics.push_str(msg["message"]["rendered"].as_str().unwrap_or(""));
+                    }
+                }
+                Some("compiler-artifact") => {
+                    let nvptx_rlibs = msg["filenames"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|f| f.as_str())
+                        .filter(|f| f.ends_with(".rlib") && f.contains(NVPTX_TARGET))
+                        .map(PathBuf::from)
+                        .collect::<Vec<_>>();
+                    if nvptx_rlibs.is_empty() {
+                        continue;
+                    }
+                    rlibs.extend(nvptx_rlibs);
+                    let manifest = msg["manifest_path"].as_str().map(PathBuf::from);
+                    let local = msg["package_id"].as_str().is_some_and(|id| id.starts_with("path+file://"));
+                    if let (Some(m), true) = (&manifest, local) {
+                        // core and compiler_builtins come from the toolchain's own
+                        // source and never change: no rerun-if-changed for them.
+                        if !m.starts_with(sysroot) {
+                            local_crate_dirs.push(m.parent().unwrap_or(m).to_path_buf());
+                        }
+                        if fs::canonicalize(m).ok() == kernel_manifest {
+                            crate_name = msg["target"]["name"].as_str().map(str::to_owned);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            // cargo's own errors (bad manifest, missing nightly) are on stderr; rustc's
+            // are in the JSON messages collected above.
+            let cargo_errors: String =
+                stderr.lines().filter(|l| l.contains("error")).map(|l| format!("{l}\n")).collect();
+            diagnostics.push_str(&cargo_errors);
+            if diagnostics.trim().is_empty() {
+                diagnostics = stderr.into_owned();
+            }
+            return Err(BuildError::KernelCompile { path: self.crate_path.clone(), arch, diagnostics });
+        }
+        let crate_name = crate_name.unwrap_or_else(|| "kernels".to_string());
+        Ok(Compiled { rlibs, local_crate_dirs, crate_name })
+    }
+}
+
+/// The products of step 1.
+struct Compiled {
+    rlibs: Vec<PathBuf>,
+    local_crate_dirs: Vec<PathBuf>,
+    crate_name: String,
+}
+
+/// The LLVM tools of the active toolchain.
+struct Toolchain {
+    sysroot: PathBuf,
+    llvm_link: PathBuf,
+    llvm_dis: PathBuf,
+    opt: PathBuf,
+    llc: PathBuf,
+}
+
+impl Toolchain {
+    fn sysroot() -> Option<PathBuf> {
+        let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| OsString::from("rustc"));
+        let out = Command::new(rustc).args(["--print", "sysroot"]).output().ok()?;
+        out.status.success().then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+    }
+
+    fn host_triple() -> Option<String> {
+        let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| OsString::from("rustc"));
+        let out = Command::new(rustc).arg("-vV").output().ok()?;
+        String::from_utf8_lossy(&out.stdout).lines().find_map(|l| l.strip_prefix("host: ").map(str::to_owned))
+    }
+
+    fn find() -> Result<Toolchain, BuildError> {
+        let sysroot = Self::sysroot().ok_or_else(|| BuildError::Spawn {
+            program: "rustc --print sysroot".into(),
+            source: std::io::Error::other("rustc did not report a sysroot"),
+        })?;
+        Self::in_sysroot(&sysroot, &Self::host_triple().unwrap_or_else(|| "x86_64-unknown-linux-gnu".into()))
+    }
+
+    /// Checks the components a toolchain rooted at `sysroot` must have.
+    fn in_sysroot(sysroot: &Path, host: &str) -> Result<Toolchain, BuildError> {
+        if !sysroot.join("lib/rustlib/src/rust/library/core/Cargo.toml").is_file() {
+            return Err(BuildError::MissingRustSrc { sysroot: sysroot.to_path_buf() });
+        }
+        let bin = sysroot.join("lib/rustlib").join(host).join("bin");
+        let tool = |name: &'static str| {
+            let path = bin.join(name);
+            if path.is_file() {
+                Ok(path)
+            } else {
+                Err(BuildError::MissingLlvmTools { sysroot: sysroot.to_path_buf(), tool: name })
+            }
+        };
+        Ok(Toolchain {
+            sysroot: sysroot.to_path_buf(),
+            llvm_link: tool("llvm-link")?,
+            llvm_dis: tool("llvm-dis")?,
+            opt: tool("opt")?,
+            llc: tool("llc")?,
+        })
+    }
+}
+
+/// Checks that the toolchain rooted at `sysroot` has everything the builder needs
+/// (`rust-src`, and `llvm-link`, `llvm-dis`, `opt`, `llc` from `llvm-tools`) for a host `host`.
+///
+/// # Errors
+/// [`BuildError::MissingRustSrc`] or [`BuildError::MissingLlvmTools`], naming the fix.
+pub fn check_toolchain(sysroot: &Path, host: &str) -> Result<(), BuildError> {
+    Toolchain::in_sysroot(sysroot, host).map(|_| ())
+}
+
+fn run_tool(
+    tool: &'static str,
+    path: &Path,
+    arch: Arch,
+    args: &[&std::ffi::OsStr],
+) -> Result<Vec<u8>, BuildError> {
+    let out = Command::new(path)
+        .args(args)
+        .output()
+        .map_err(|source| BuildError::Spawn { program: path.display().to_string(), source })?;
+    if !out.status.success() {
+        return Err(BuildError::LlvmTool {
+            tool,
+            arch,
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        });
+    }
+    Ok(out.stdout)
+}
+
+/// Steps 2-4: bitcode out of the rlibs, link, internalize and optimise, emit PTX.
+fn link_to_ptx(
+    tools: &Toolchain,
+    arch: Arch,
+    rlibs: &[PathBuf],
+    work: &Path,
+    out_dir: &Path,
+    crate_path: &Path,
+    crate_name: &str,
+) -> Result<Ptx, BuildError> {
+    let bitcode_dir = work.join("bitcode");
+    let _ = fs::remove_dir_all(work);
+    fs::create_dir_all(&bitcode_dir).map_err(io_err("creating", &bitcode_dir))?;
+    let mut inputs = Vec::new();
+    for rlib in rlibs {
+        inputs.extend(extract_bitcode(rlib, &bitcode_dir)?);
+    }
+
+    let linked = work.join("linked.bc");
+    let mut args: Vec<&std::ffi::OsStr> = vec!["-o".as_ref(), linked.as_os_str()];
+    args.extend(inputs.iter().map(|p| p.as_os_str()));
+    run_tool("llvm-link", &tools.llvm_link, arch, &args)?;
+
+    let kernels = kernel_entry_points(tools, arch, &linked)?;
+    if kernels.is_empty() {
+        return Err(BuildError::NoKernels { path: crate_path.to_path_buf() });
+    }
+    let optimised = work.join("optimised.bc");
+    let public = format!("--internalize-public-api-list={}", kernels.join(","));
+    run_tool(
+        "opt",
+        &tools.opt,
+        arch,
+        &[
+            public.as_ref(),
+            "-passes=internalize,default<O3>".as_ref(),
+            linked.as_os_str(),
+            "-o".as_ref(),
+            optimised.as_os_str(),
+        ],
+    )?;
+
+    let stem = format!("{crate_name}.{arch}");
+    let ptx_path = out_dir.join(format!("{stem}.ptx"));
+    let ir_path = out_dir.join(format!("{stem}.ll"));
+    let mcpu = format!("-mcpu={arch}");
+    let mattr = format!("-mattr=+ptx{}", arch.ptx);
+    run_tool(
+        "llc",
+        &tools.llc,
+        arch,
+        &[
+            "-O3".as_ref(),
+            mcpu.as_ref(),
+            mattr.as_ref(),
+            optimised.as_os_str(),
+            "-o".as_ref(),
+            ptx_path.as_os_str(),
+        ],
+    )?;
+    let ir =
+        run_tool("llvm-dis", &tools.llvm_dis, arch, &[optimised.as_os_str(), "-o".as_ref(), "-".as_ref()])?;
+    fs::write(&ir_path, ir).map_err(io_err("writing", &ir_path))?;
+    Ok(Ptx { arch, path: ptx_path, llvm_ir: ir_path, kernels })
+}
+
+/// The names of the `ptx_kernel` functions defined in a bitcode file.
+fn kernel_entry_points(tools: &Toolchain, arch: Arch, bitcode: &Path) -> Result<Vec<String>, BuildError> {
+    let ir =
+        run_tool("llvm-dis", &tools.llvm_dis, arch, &[bitcode.as_os_str(), "-o".as_ref(), "-".as_ref()])?;
+    let ir = String::from_utf8_lossy(&ir);
+    let mut names: Vec<String> = ir
+        .lines()
+        .filter(|l| l.starts_with("define ") && l.contains(" ptx_kernel "))
+        .filter_map(|l| {
+            let at = l.find(" @")? + 2;
+            let rest = &l[at..];
+            let name = rest.split('(').next()?;
+            Some(name.trim_matches('"').to_string())
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    Ok(names)
+}
+
+/// Writes every bitcode member of an rlib (an `ar` archive) into `dir`, returning the
+/// files. Other members (`lib.rmeta`) are skipped.
+fn extract_bitcode(rlib: &Path, dir: &Path) -> Result<Vec<PathBuf>, BuildError> {
+    let file = fs::File::open(rlib).map_err(io_err("opening", rlib))?;
+    let mut archive = ar::Archive::new(file);
+    let mut written = Vec::new();
+    let stem = rlib.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    while let Some(entry) = archive.next_entry() {
+        let mut entry = entry.map_err(io_err("reading", rlib))?;
+        let mut bytes = Vec::new();
+        entry.read_to_end(&mut bytes).map_err(io_err("reading", rlib))?;
+        if !bytes.starts_with(b"BC\xC0\xDE") {
+            continue;
+        }
+        let path = dir.join(format!("{stem}.{}.bc", written.len()));
+        fs::write(&path, bytes).map_err(io_err("writing", &path))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arch_below_sm70_is_rejected_with_the_fix() {
+        let err = Arch::new(61).unwrap_err();
+        assert!(matches!(err, BuildError::ArchTooOld { sm: 61 }));
+        assert!(err.to_string().contains("sm_70"), "{err}");
+    }
+
+    #[test]
+    fn unknown_arch_lists_known_ones() {
+        let err = Arch::new(71).unwrap_err();
+        assert!(matches!(err, BuildError::UnknownArch { sm: 71 }));
+        assert!(err.to_string().contains("sm_90"), "{err}");
+    }
+
+    #[test]
+    fn known_archs_carry_their_ptx_version() {
+        assert_eq!(Arch::new(70).unwrap(), Arch::SM_70);
+        assert_eq!(Arch::new(80).unwrap(), Arch::SM_80);
+        assert_eq!(Arch::new(90).unwrap(), Arch::SM_90);
+        assert_eq!(Arch::new(86).unwrap().ptx_version(), 71);
+        assert_eq!(Arch::SM_90.to_string(), "sm_90");
+    }
+
+    #[test]
+    fn missing_components_name_the_rustup_command() {
+        let empty = std::env::temp_dir().join(format!("warpsafe-empty-sysroot-{}", std::process::id()));
+        fs::create_dir_all(&empty).unwrap();
+        let err = check_toolchain(&empty, "x86_64-unknown-linux-gnu").unwrap_err();
+        assert!(matches!(err, BuildError::MissingRustSrc { .. }));
+        assert!(err.to_string().contains("rustup component add rust-src"), "{err}");
+
+        let core = empty.join("lib/rustlib/src/rust/library/core");
+        fs::create_dir_all(&core).unwrap();
+        fs::write(core.join("Cargo.toml"), "").unwrap();
+        let err = check_toolchain(&empty, "x86_64-unknown-linux-gnu").unwrap_err();
+        assert!(matches!(err, BuildError::MissingLlvmTools { tool: "llvm-link", .. }));
+        assert!(err.to_string().contains("rustup component add llvm-tools"), "{err}");
+        fs::remove_dir_all(&empty).unwrap();
+    }
+
+    #[test]
+    fn missing_kernel_crate_is_a_typed_error() {
+        let err = Builder::new("/nonexistent/kernels").out_dir(std::env::temp_dir()).build().unwrap_err();
+        assert!(matches!(err, BuildError::NoKernelCrate { .. }), "{err}");
+    }
+}

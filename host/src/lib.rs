@@ -1,0 +1,22 @@
+//! # warpsafe-host
+//!
+//! The host side of warpsafe: it owns a CUDA context on the first GPU, loads warpsafe's
+//! embedded PTX (built from `warpsafe-entry` by `build.rs`, one file per architecture,
+//! the newest one the device can run chosen at start), and launches kernels through
+//! typed wrappers that check their inputs before the driver sees them.
+//!
+//! Every failure is an [`Error`] with a message; nothing here panics on bad input.
+//!
+//! ```no_run
+//! let gpu = warpsafe_host::Gpu::new()?;
+//! let sums = gpu.warp_sums(&[1u32; 64])?;
+//! assert_eq!(sums, vec![32, 32]);
+//! # Ok::<(), warpsafe_host::Error>(())
+//! ```
+
+mod error;
+mod gpu;
+pub mod ptx;
+
+pub use error::Error;
+pub use gpu::{Function, Gpu, LaunchConfig, Module, WarpSumElement};

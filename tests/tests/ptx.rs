@@ -1,0 +1,94 @@
+//! PTX checks that need no GPU: the builder's output for sm_70, sm_80 and sm_90, the
+//! instructions it contains, and ptxas assembling it with no register spills.
+
+use warpsafe_build::{Arch, BuildError, Builder};
+use warpsafe_tests::{assemble, nvptx_target_dir, workspace_root};
+
+const ARCHS: [Arch; 3] = [Arch::SM_70, Arch::SM_80, Arch::SM_90];
+
+/// Asserts that ptxas assembles `ptx` for `sm` and reports no spill for any function.
+fn assert_assembles_without_spills(ptx: &str, sm: u32, what: &str) {
+    let report = assemble(ptx, sm).unwrap_or_else(|e| panic!("ptxas rejected {what} for sm_{sm}:\n{e}"));
+    let spill_lines: Vec<&str> = report.lines().filter(|l| l.contains("spill")).collect();
+    assert!(!spill_lines.is_empty(), "ptxas -v printed no spill report for {what}:\n{report}");
+    for line in spill_lines {
+        assert!(line.contains("0 bytes spill stores, 0 bytes spill loads"), "{what} sm_{sm} spills: {line}");
+    }
+}
+
+#[test]
+fn embedded_ptx_covers_sm70_sm80_sm90_with_every_kernel() {
+    let archs: Vec<u32> = warpsafe_host::ptx::EMBEDDED.iter().map(|(sm, _)| *sm).collect();
+    assert_eq!(archs, vec![70, 80, 90]);
+    for &(sm, ptx) in warpsafe_host::ptx::EMBEDDED {
+        assert!(ptx.contains(&format!(".target sm_{sm}")), "sm_{sm}: wrong .target");
+        for kernel in ["warpsafe_warp_sum_u32", "warpsafe_warp_sum_f32"] {
+            assert!(ptx.contains(&format!(".entry {kernel}(")), "sm_{sm}: no .entry {kernel}");
+        }
+        // Five shuffle steps per warp sum, two kernels.
+        let shuffles = ptx.matches("shfl.sync.down.b32").count();
+        assert_eq!(shuffles, 10, "sm_{sm}: expected 10 shfl.sync.down.b32, found {shuffles}");
+        assert_assembles_without_spills(ptx, sm, "warpsafe-entry");
+    }
+}
+
+#[test]
+fn embedded_ptx_selection_follows_compute_capability() {
+    use warpsafe_host::ptx::for_compute_capability;
+    assert_eq!(for_compute_capability(6, 1), None);
+    assert_eq!(for_compute_capability(7, 0).map(|p| p.0), Some(70));
+    assert_eq!(for_compute_capability(7, 5).map(|p| p.0), Some(70));
+    assert_eq!(for_compute_capability(8, 6).map(|p| p.0), Some(80));
+    assert_eq!(for_compute_capability(9, 0).map(|p| p.0), Some(90));
+    assert_eq!(for_compute_capability(12, 0).map(|p| p.0), Some(90));
+}
+
+#[test]
+fn builder_compiles_a_third_party_kernel_crate_for_three_archs() {
+    let out = std::env::temp_dir().join(format!("warpsafe-third-party-{}", std::process::id()));
+    let built = Builder::new(workspace_root().join("examples/third-party-kernels"))
+        .archs(&ARCHS)
+        .out_dir(&out)
+        .target_dir(nvptx_target_dir())
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(built.ptx.len(), 3);
+    for arch in ARCHS {
+        let ptx = built.for_arch(arch).expect("every arch asked for is built");
+        assert_eq!(ptx.kernels, vec!["scale_and_total".to_string()]);
+        let text = std::fs::read_to_string(&ptx.path).unwrap();
+        assert!(text.contains(&format!(".target {arch}")));
+        assert!(text.contains(&format!(".version {}.{}", arch.ptx_version() / 10, arch.ptx_version() % 10)));
+        assert!(text.contains(".entry scale_and_total("));
+        // warpsafe's own kernels live in warpsafe-entry and must not leak in.
+        assert!(!text.contains("warpsafe_warp_sum"), "warpsafe's kernels leaked into {arch}");
+        assert_eq!(text.matches("shfl.sync.down.b32").count(), 5);
+        assert_assembles_without_spills(&text, arch.sm(), "third-party-kernels");
+        let ir = std::fs::read_to_string(&ptx.llvm_ir).unwrap();
+        assert!(ir.contains("define ptx_kernel void @scale_and_total"));
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn builder_shows_rustc_errors_of_a_crate_that_does_not_compile() {
+    let out = std::env::temp_dir().join(format!("warpsafe-broken-{}", std::process::id()));
+    let err = Builder::new(workspace_root().join("tests/fixtures/broken-kernel"))
+        .out_dir(&out)
+        .target_dir(nvptx_target_dir())
+        .build()
+        .unwrap_err();
+    let BuildError::KernelCompile { diagnostics, arch, .. } = &err else { panic!("wrong error: {err}") };
+    assert_eq!(*arch, Arch::SM_70);
+    assert!(diagnostics.contains("mismatched types"), "rustc's error is missing:\n{err}");
+    assert!(err.to_string().contains("does not compile for nvptx64-nvidia-cuda"));
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn ptxas_check_rejects_broken_ptx() {
+    // The spill/assembly checks above are only worth something if ptxas can say no.
+    let (sm, ptx) = warpsafe_host::ptx::EMBEDDED[0];
+    let broken = ptx.replacen("shfl.sync.down.b32", "shfl.sync.sideways.b32", 1);
+    assert!(assemble(&broken, sm).is_err(), "ptxas accepted an invalid instruction");
+}

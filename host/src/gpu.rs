@@ -241,11 +241,7 @@ impl Gpu {
         let mut p_input = d_input.as_device_ptr();
         let mut len = input.len() as u64;
         let mut p_out = d_out.as_device_ptr();
-        let args = [
-            &mut p_input as *mut _ as *mut c_void,
-            &mut len as *mut _ as *mut c_void,
-            &mut p_out as *mut _ as *mut c_void,
-        ];
+        let args = crate::kernel_args![p_input, len, p_out];
         // SAFETY: the kernel's parameters are (*const T, u64, *mut T) (warpsafe-entry);
         // `d_input` holds `len` elements and `d_out` holds `len.div_ceil(32)`; the block
         // size is a multiple of 32 as the kernel requires.

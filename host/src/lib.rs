@@ -20,3 +20,20 @@ pub mod ptx;
 
 pub use error::Error;
 pub use gpu::{Function, Gpu, LaunchConfig, Module, WarpSumElement};
+
+/// The argument array for [`Gpu::launch`]: one `*mut c_void` per kernel parameter, each
+/// pointing at a local variable that holds the value (a `DevicePointer`, a `u64`, an
+/// `f32`, ...). The variables must be mutable places and outlive the launch.
+///
+/// ```
+/// let mut len = 3u64;
+/// let mut factor = 0.5f32;
+/// let args = warpsafe_host::kernel_args![len, factor];
+/// assert_eq!(args.len(), 2);
+/// ```
+#[macro_export]
+macro_rules! kernel_args {
+    ($($arg:ident),* $(,)?) => {
+        [$(&mut $arg as *mut _ as *mut ::core::ffi::c_void),*]
+    };
+}

@@ -9,6 +9,46 @@ use warpsafe_host::{Error, Gpu};
 /// The PTX of `examples/third-party-kernels` for sm_70, built by this crate's `build.rs`.
 pub const THIRD_PARTY_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/third_party_kernels.sm_70.ptx"));
 
+/// `(crate directory name under tests/kernels, sm, PTX text, path of the optimised LLVM IR)`
+/// for every test-kernel crate and architecture that `build.rs` compiled.
+pub const TEST_KERNELS: &[(&str, u32, &str, &str)] = include!(concat!(env!("OUT_DIR"), "/test_kernels.rs"));
+
+/// The PTX of test-kernel crate `name` (its directory under `tests/kernels`) for `sm_<sm>`.
+///
+/// # Panics
+/// When that crate or architecture was not built: a test asking for it is wrong.
+pub fn test_ptx(name: &str, sm: u32) -> &'static str {
+    TEST_KERNELS
+        .iter()
+        .find(|(n, s, _, _)| *n == name && *s == sm)
+        .map(|(_, _, ptx, _)| *ptx)
+        .unwrap_or_else(|| panic!("no test kernels {name:?} for sm_{sm}"))
+}
+
+/// The optimised LLVM IR the PTX of test-kernel crate `name` for `sm_<sm>` came from.
+///
+/// # Panics
+/// When that crate or architecture was not built.
+pub fn test_llvm_ir(name: &str, sm: u32) -> String {
+    let path = TEST_KERNELS
+        .iter()
+        .find(|(n, s, _, _)| *n == name && *s == sm)
+        .map(|(_, _, _, ir)| *ir)
+        .unwrap_or_else(|| panic!("no test kernels {name:?} for sm_{sm}"));
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {path}: {e}"))
+}
+
+/// The body of kernel `name` in `ptx`: from its `.entry` line to the closing brace.
+///
+/// # Panics
+/// When `ptx` has no such kernel.
+pub fn kernel_body<'p>(ptx: &'p str, name: &str) -> &'p str {
+    let start = ptx.find(&format!(".entry {name}(")).unwrap_or_else(|| panic!("no .entry {name} in the PTX"));
+    let rest = &ptx[start..];
+    let end = rest.find("\n}\n").map_or(rest.len(), |e| e + 3);
+    &rest[..end]
+}
+
 /// The workspace's root directory.
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ is inside the workspace").to_path_buf()

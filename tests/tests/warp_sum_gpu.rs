@@ -2,11 +2,9 @@
 //! Without a GPU each test prints `skipped: no CUDA device`; with `WARPSAFE_REQUIRE_GPU=1`
 //! it fails instead.
 
-use std::ffi::c_void;
-
 use approx::assert_relative_eq;
 use rand::{Rng, SeedableRng};
-use warpsafe_host::{Error, Gpu, LaunchConfig};
+use warpsafe_host::{kernel_args, Error, Gpu, LaunchConfig};
 use warpsafe_tests::{gpu_or_skip, THIRD_PARTY_PTX};
 
 const SIZES: [usize; 7] = [0, 1, 31, 32, 33, 1000, (1 << 20) + 7];
@@ -107,12 +105,7 @@ fn bad_ptx_unknown_kernels_and_bad_launches_are_typed_errors() {
     let mut len = 0u64;
     let mut factor = 1.0f32;
     let mut null2 = 0u64;
-    let args = [
-        &mut null as *mut _ as *mut c_void,
-        &mut len as *mut _ as *mut c_void,
-        &mut factor as *mut _ as *mut c_void,
-        &mut null2 as *mut _ as *mut c_void,
-    ];
+    let args = kernel_args![null, len, factor, null2];
     // SAFETY: the arguments match scale_and_total's parameters; with len = 0 the kernel
     // touches no memory (and the launch is refused before it runs).
     let err = unsafe { gpu.launch(&function, LaunchConfig::linear(1, 2048), &args) }.unwrap_err();
@@ -136,12 +129,7 @@ fn a_third_party_kernel_crate_builds_loads_and_runs() {
         let mut len = n as u64;
         let mut factor = 0.5f32;
         let mut p_totals = totals.as_device_ptr();
-        let args = [
-            &mut p_data as *mut _ as *mut c_void,
-            &mut len as *mut _ as *mut c_void,
-            &mut factor as *mut _ as *mut c_void,
-            &mut p_totals as *mut _ as *mut c_void,
-        ];
+        let args = kernel_args![p_data, len, factor, p_totals];
         let grid = n.div_ceil(128) as u32;
         // SAFETY: (data, len, factor, totals) match the kernel's parameters and sizes;
         // 128 is a multiple of 32.

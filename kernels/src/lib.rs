@@ -26,6 +26,14 @@
 #[cfg(target_arch = "nvptx64")]
 pub mod arch;
 #[cfg(target_arch = "nvptx64")]
+pub mod atomic;
+#[cfg(target_arch = "nvptx64")]
+pub mod barrier;
+#[cfg(target_arch = "nvptx64")]
+pub mod fence;
+#[cfg(target_arch = "nvptx64")]
+pub mod group;
+#[cfg(target_arch = "nvptx64")]
 pub mod thread;
 #[cfg(target_arch = "nvptx64")]
 pub mod warp;

@@ -1,7 +1,10 @@
 //! NVVM intrinsic bindings for `nvptx64-nvidia-cuda`: special registers and `trap` here,
 //! warp collectives in [`warp`], fences, atomics and barriers in [`memory`].
 
+mod memory;
 mod warp;
+#[allow(unused_imports)] // until memory.rs has its first item
+pub use memory::*;
 pub use warp::*;
 
 /// Declarations of the LLVM intrinsics. `link_name` binds each to the intrinsic that

@@ -1,0 +1,1 @@
+//! Fences, scoped atomics, ordered loads and stores, and block barriers (being written).

@@ -3,7 +3,6 @@
 
 mod memory;
 mod warp;
-#[allow(unused_imports)] // until memory.rs has its first item
 pub use memory::*;
 pub use warp::*;
 

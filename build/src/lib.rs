@@ -244,6 +244,7 @@ impl Built {
 pub struct Builder {
     crate_path: PathBuf,
     archs: Vec<Arch>,
+    cfgs: Vec<String>,
     out_dir: Option<PathBuf>,
     target_dir: Option<PathBuf>,
 }
@@ -253,7 +254,7 @@ impl Builder {
     /// paths are taken from the current directory, which is the package root inside a
     /// build script). It builds sm_70 unless told otherwise.
     pub fn new(crate_path: impl Into<PathBuf>) -> Builder {
-        Builder { crate_path: crate_path.into(), archs: Vec::new(), out_dir: None, target_dir: None }
+        Builder { crate_path: crate_path.into(), archs: Vec::new(), cfgs: Vec::new(), out_dir: None, target_dir: None }
     }
 
     /// Adds an architecture to build for (may be called several times).
@@ -268,6 +269,15 @@ impl Builder {
     pub fn archs(mut self, archs: &[Arch]) -> Builder {
         self.archs.clear();
         archs.iter().fold(self, |b, &a| b.arch(a))
+    }
+
+    /// Passes `--cfg <name>` to every crate of the nvptx build, e.g. `"warpsafe_unchecked"`,
+    /// which compiles out warpsafe's run-time group checks (see `warpsafe::group`). Give
+    /// such a build its own [`target_dir`](Builder::target_dir): a different cfg rebuilds
+    /// everything, `core` included.
+    pub fn cfg(mut self, name: impl Into<String>) -> Builder {
+        self.cfgs.push(name.into());
+        self
     }
 
     /// Where the `.ptx` (and `.ll`) files go. Defaults to `OUT_DIR`, in which case the
@@ -338,12 +348,12 @@ impl Builder {
     /// Step 1: the nested `cargo build` for one architecture.
     fn cargo_build(&self, arch: Arch, target_dir: &Path, sysroot: &Path) -> Result<Compiled, BuildError> {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
-        let rustflags = [
-            format!("-Ctarget-cpu={arch}"),
-            format!("-Ctarget-feature=+ptx{}", arch.ptx),
-            "-Cpanic=abort".to_string(),
-        ]
-        .join("\x1f");
+        let mut rustflags =
+            vec![format!("-Ctarget-cpu={arch}"), format!("-Ctarget-feature=+ptx{}", arch.ptx), "-Cpanic=abort".into()];
+        for cfg in &self.cfgs {
+            rustflags.extend(["--cfg".to_string(), cfg.clone()]);
+        }
+        let rustflags = rustflags.join("\x1f");
         let mut cmd = Command::new(&cargo);
         cmd.args(["build", "--lib", "--release", "--target", NVPTX_TARGET, "-Zbuild-std=core"])
             .arg("--manifest-path")

@@ -212,6 +212,45 @@ impl Gpu {
             .map_err(|source| Error::KernelFailed { kernel: function.name.clone(), source })
     }
 
+    /// Launches `function` `repetitions` times back to back on this device's stream and
+    /// returns the GPU time of each launch, measured with CUDA events recorded around it
+    /// (launch gaps excluded). For benchmarks: warm up first and take the median.
+    ///
+    /// # Safety
+    /// As for [`Gpu::launch`].
+    ///
+    /// # Errors
+    /// As for [`Gpu::launch`], plus [`Error::Driver`] when an event cannot be made or read.
+    pub unsafe fn launch_timed(
+        &self,
+        function: &Function<'_>,
+        config: LaunchConfig,
+        args: &[*mut c_void],
+        repetitions: usize,
+    ) -> Result<Vec<std::time::Duration>, Error> {
+        use cust::event::{Event, EventFlags};
+        self.make_current()?;
+        let events = (0..=repetitions)
+            .map(|_| Event::new(EventFlags::DEFAULT))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(Error::driver("creating timing events"))?;
+        events[0].record(&self.stream).map_err(Error::driver("recording an event"))?;
+        for end in &events[1..] {
+            // SAFETY: the caller guarantees the arguments match the kernel's parameters.
+            unsafe {
+                self.stream
+                    .launch(&function.inner, config.grid, config.block, config.shared_mem_bytes, args)
+                    .map_err(|source| Error::Launch { kernel: function.name.clone(), source })?;
+            }
+            end.record(&self.stream).map_err(Error::driver("recording an event"))?;
+        }
+        self.stream.synchronize().map_err(|source| Error::KernelFailed { kernel: function.name.clone(), source })?;
+        events
+            .windows(2)
+            .map(|pair| pair[1].elapsed(&pair[0]).map_err(Error::driver("reading an event")))
+            .collect()
+    }
+
     /// Sums each run of 32 consecutive elements (the last run may be shorter) with one warp
     /// per run, on the GPU. Returns `input.len().div_ceil(32)` sums; an empty input gives
     /// an empty result without touching the device. `u32` sums wrap on overflow.

@@ -19,8 +19,13 @@
 //! kernels without a GPU will provide a host `arch` backend.
 #![no_std]
 // NVVM intrinsics are the only way to reach the convergent warp collectives from Rust on
-// this target (see `arch`); the feature is internal to rustc, hence the allow.
-#![cfg_attr(target_arch = "nvptx64", feature(link_llvm_intrinsics), allow(internal_features))]
+// this target (see `arch`); the feature is internal to rustc, hence the allow. `asm!` on
+// nvptx64 is still experimental; it is used only for non-collective instructions.
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(link_llvm_intrinsics, asm_experimental_arch),
+    allow(internal_features)
+)]
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]
 
 #[cfg(target_arch = "nvptx64")]
@@ -33,6 +38,7 @@ pub mod barrier;
 pub mod fence;
 #[cfg(target_arch = "nvptx64")]
 pub mod group;
+pub mod op;
 #[cfg(target_arch = "nvptx64")]
 pub mod thread;
 #[cfg(target_arch = "nvptx64")]

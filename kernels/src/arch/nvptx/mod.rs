@@ -42,6 +42,13 @@ mod llvm {
         #[link_name = "llvm.trap"]
         pub fn trap() -> !;
     }
+
+    extern "C" {
+        /// CUDA's device-side printf: `args` points to the arguments packed one after
+        /// another, each aligned to its own size. The driver prints the buffer to the
+        /// host process's stdout when the host next synchronises.
+        pub fn vprintf(format: *const u8, args: *const u8) -> i32;
+    }
 }
 
 /// A `(x, y, z)` triple of special-register values.
@@ -88,6 +95,42 @@ pub fn grid_dim() -> Dim3 {
 pub fn lane_id() -> u32 {
     // SAFETY: reading a special register has no precondition.
     unsafe { llvm::laneid() }
+}
+
+/// `fns.b32`: the lane of the `n`-th (from 0) set bit of `mask`, counting up from lane 0;
+/// 32 or more when `mask` has at most `n` bits set. Not a collective: it reads nothing of
+/// other lanes, so `asm!` (which is not `convergent`) is safe here.
+#[inline(always)]
+pub fn nth_set_lane(mask: u32, n: u32) -> u32 {
+    let lane: u32;
+    // SAFETY: fns.b32 only computes on its register operands. Its offset operand is
+    // 1-based and must be positive when the base is 0.
+    unsafe {
+        core::arch::asm!(
+            "fns.b32 {lane}, {mask}, 0, {offset};",
+            lane = out(reg32) lane,
+            mask = in(reg32) mask,
+            offset = in(reg32) n + 1,
+            options(pure, nomem, nostack)
+        );
+    }
+    // fns returns 0xffffffff when there is no such bit.
+    lane.min(32)
+}
+
+/// Prints `format` (a NUL-terminated C format string) with the arguments packed in `args`
+/// through CUDA's device printf. Output appears on the host's stdout at its next
+/// synchronisation with the device.
+///
+/// # Safety
+/// `format` is NUL-terminated and every conversion in it matches the argument at the same
+/// position of `args`, which is laid out as CUDA's `vprintf` expects (each argument at an
+/// offset aligned to its size; 32-bit integers as 4 bytes, pointers and 64-bit values as
+/// 8, strings as pointers to NUL-terminated bytes).
+#[inline(always)]
+pub unsafe fn vprintf(format: &core::ffi::CStr, args: *const u8) {
+    // SAFETY: forwarded from the caller.
+    unsafe { llvm::vprintf(format.as_ptr().cast(), args) };
 }
 
 /// `trap`: aborts the whole kernel launch; the host sees a launch failure.

@@ -1,0 +1,110 @@
+//! Reduction and scan operators: an associative combine with its identity.
+//!
+//! Every reduction and scan in warpsafe takes an [`Operator`]. Built in: [`Sum`] (wrapping
+//! for integers), [`Min`], [`Max`] for `i32`, `u32`, `i64`, `u64`, `f32`, `f64`, and
+//! [`BitAnd`], [`BitOr`], [`BitXor`] for the integers. Your own operator over any
+//! `bytemuck::Pod` type is a unit struct implementing [`Operator`].
+//!
+//! Reductions apply `combine` in a fixed order for a given group shape, so a float result
+//! is the same from run to run; they never reorder operands (`combine(a, b)` always has
+//! the lower-ranked lanes' values in `a`), so operators need to be associative but not
+//! commutative.
+
+/// An associative binary operator with an identity element.
+///
+/// Laws the implementation must keep (reductions are wrong otherwise):
+/// `combine(combine(a, b), c) == combine(a, combine(b, c))` and
+/// `combine(identity(), a) == a == combine(a, identity())`.
+/// Floating-point addition is associative only up to rounding; warpsafe documents which
+/// order it uses so that results are reproducible.
+pub trait Operator<T>: Copy {
+    /// The element that leaves every value unchanged.
+    fn identity(self) -> T;
+    /// Combines two values; `a` comes from lower ranks than `b`.
+    fn combine(self, a: T, b: T) -> T;
+}
+
+/// Addition (wrapping for integers).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Sum;
+/// Minimum (for floats, `f32::min`: a NaN operand is ignored).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Min;
+/// Maximum (for floats, `f32::max`: a NaN operand is ignored).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Max;
+/// Bitwise and.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BitAnd;
+/// Bitwise or.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BitOr;
+/// Bitwise exclusive or.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BitXor;
+
+macro_rules! integer_operators {
+    ($($t:ty),*) => {$(
+        impl Operator<$t> for Sum {
+            #[inline(always)]
+            fn identity(self) -> $t { 0 }
+            #[inline(always)]
+            fn combine(self, a: $t, b: $t) -> $t { a.wrapping_add(b) }
+        }
+        impl Operator<$t> for Min {
+            #[inline(always)]
+            fn identity(self) -> $t { <$t>::MAX }
+            #[inline(always)]
+            fn combine(self, a: $t, b: $t) -> $t { if b < a { b } else { a } }
+        }
+        impl Operator<$t> for Max {
+            #[inline(always)]
+            fn identity(self) -> $t { <$t>::MIN }
+            #[inline(always)]
+            fn combine(self, a: $t, b: $t) -> $t { if b > a { b } else { a } }
+        }
+        impl Operator<$t> for BitAnd {
+            #[inline(always)]
+            fn identity(self) -> $t { !0 }
+            #[inline(always)]
+            fn combine(self, a: $t, b: $t) -> $t { a & b }
+        }
+        impl Operator<$t> for BitOr {
+            #[inline(always)]
+            fn identity(self) -> $t { 0 }
+            #[inline(always)]
+            fn combine(self, a: $t, b: $t) -> $t { a | b }
+        }
+        impl Operator<$t> for BitXor {
+            #[inline(always)]
+            fn identity(self) -> $t { 0 }
+            #[inline(always)]
+            fn combine(self, a: $t, b: $t) -> $t { a ^ b }
+        }
+    )*};
+}
+integer_operators!(i32, u32, i64, u64);
+
+macro_rules! float_operators {
+    ($($t:ty),*) => {$(
+        impl Operator<$t> for Sum {
+            #[inline(always)]
+            fn identity(self) -> $t { 0.0 }
+            #[inline(always)]
+            fn combine(self, a: $t, b: $t) -> $t { a + b }
+        }
+        impl Operator<$t> for Min {
+            #[inline(always)]
+            fn identity(self) -> $t { <$t>::INFINITY }
+            #[inline(always)]
+            fn combine(self, a: $t, b: $t) -> $t { a.min(b) }
+        }
+        impl Operator<$t> for Max {
+            #[inline(always)]
+            fn identity(self) -> $t { <$t>::NEG_INFINITY }
+            #[inline(always)]
+            fn combine(self, a: $t, b: $t) -> $t { a.max(b) }
+        }
+    )*};
+}
+float_operators!(f32, f64);

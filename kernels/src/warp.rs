@@ -1,11 +1,536 @@
-//! Warp collectives.
+//! Warp collectives: the raw, masked layer.
 //!
 //! Since Volta (sm_70) the 32 lanes of a warp are scheduled independently: they may
 //! diverge and need not run in lockstep. A collective therefore names the lanes that take
-//! part in a mask, and every lane in that mask must reach the same collective. The
-//! functions here state, in their `# Safety` sections, which lanes must be present.
+//! part in a `mask`, and every lane in that mask must reach the same collective. Every
+//! `unsafe fn` here states that rule in its `# Safety` section; in short, for a call with
+//! `mask`:
+//! - the calling lane is in `mask`;
+//! - every lane of `mask` reaches this same collective with the same `mask` and none of
+//!   them has exited (the hardware does not check this: the warp hangs, or the result is
+//!   undefined);
+//! - a shuffle reads from a source lane, which must be in `mask`, or the value is
+//!   undefined.
+//!
+//! On sm_6x and older `mask` would also have to equal the set of active lanes; warpsafe
+//! targets sm_70 and newer only, where any subset of converged-or-not lanes works.
+//!
+//! Everything lowers to one PTX instruction per 32-bit word (named in each function's
+//! documentation, with its minimum architecture) through LLVM's `convergent` NVVM
+//! intrinsics, so the optimiser never moves a collective into or out of a branch.
+//! `redux.sync` (sm_80) and `elect.sync` (sm_90) are chosen at compile time with
+//! `#[cfg(target_feature = "sm_80")]` / `"sm_90"`; older targets get a fallback built from
+//! sm_70 instructions with the same results.
+//!
+//! # Shuffles of any `Pod` type
+//!
+//! `shfl.sync` moves 32 bits. The `shfl_*_sync` functions accept any
+//! [`bytemuck::Pod`] value: its bytes are split into `ceil(size_of::<T>() / 4)` 32-bit
+//! words (one word for types of four bytes or fewer, and for zero-sized types), each word
+//! is shuffled with the same lane arguments, and the words are put back together byte by
+//! byte, so no alignment is assumed. Values move bit for bit (a float NaN keeps its
+//! payload). CCCL issue #10958 reported `ptxas` miscompiling CUB's word-split shuffle of a
+//! 12-byte struct with a sub-4-byte field; warpsafe's tests shuffle exactly such a struct.
+//!
+//! # Widths (segments)
+//!
+//! `width` splits the warp into `32 / width` segments of `width` consecutive lanes. It must
+//! be a power of two in `1..=32`. The shuffle's `c` operand is
+//! `((32 - width) << 8) | clamp`, with clamp 31 for `idx`, `down` and `bfly` and 0 for
+//! `up`, as in CUDA's `__shfl_*_sync`. With `s` the first lane of the caller's segment:
+//! - `idx` reads lane `s + src_lane % width`;
+//! - `up` reads lane `lane - delta`, or keeps its own value when that is below `s`;
+//! - `down` reads lane `lane + delta`, or keeps its own value when that is past the
+//!   segment's last lane;
+//! - `xor` reads lane `lane ^ lane_mask`, or keeps its own value when that is past the
+//!   segment's last lane. A `lane_mask` of `width` or more can reach a *lower* segment
+//!   (the hardware only clamps upwards).
+//!
+//! Only bits 0-4 of `src_lane`, `delta` and `lane_mask` are used. The `_p` variants also
+//! return the hardware's predicate: `true` when the value came from the computed source
+//! lane, `false` when the caller kept its own value.
 
 use crate::arch::{self, FULL_MASK};
+
+pub use crate::arch::lane_id;
+
+/// The clamp field of the shuffle `c` operand for `idx`, `down` and `bfly`.
+const CLAMP_HIGH: u32 = 31;
+/// The clamp field of the shuffle `c` operand for `up`.
+const CLAMP_LOW: u32 = 0;
+
+/// The shuffle's `c` operand for segments of `width` lanes: the segment mask
+/// `32 - width` in bits 8-12 and `clamp` in bits 0-4.
+#[inline(always)]
+fn shuffle_c(width: u32, clamp: u32) -> u32 {
+    (arch::WARP_SIZE.wrapping_sub(width) << 8) | clamp
+}
+
+/// Moves `value` word by word through `shuffle` (one call per 32-bit word, at least one)
+/// and returns the reassembled value with the first word's predicate (all words use the
+/// same lane arguments, so all predicates are equal; the plain shuffles report `true`).
+#[inline(always)]
+fn shuffle_words<T: bytemuck::Pod>(value: T, mut shuffle: impl FnMut(u32) -> (u32, bool)) -> (T, bool) {
+    let src = bytemuck::bytes_of(&value);
+    let mut result = T::zeroed();
+    let dst = bytemuck::bytes_of_mut(&mut result);
+    let mut in_range = true;
+    // At least one word, so that every lane executes the collective even for a ZST.
+    let words = src.len().div_ceil(4).max(1);
+    for w in 0..words {
+        let start = 4 * w;
+        let end = src.len().min(start + 4);
+        let mut word = [0u8; 4];
+        word[..end - start].copy_from_slice(&src[start..end]);
+        let (moved, predicate) = shuffle(u32::from_ne_bytes(word));
+        dst[start..end].copy_from_slice(&moved.to_ne_bytes()[..end - start]);
+        if w == 0 {
+            in_range = predicate;
+        }
+    }
+    (result, in_range)
+}
+
+/// `shfl.sync.idx.b32` (sm_70+, one per 32-bit word): the `value` of lane
+/// `s + src_lane % width` of the caller's segment (see the module docs).
+///
+/// # Safety
+/// The calling lane is in `mask`; every lane of `mask` reaches this shuffle with the same
+/// `mask` and `width` and none has exited. The source lane must be in `mask`, or the
+/// result is undefined. `width` is a power of two in `1..=32` (otherwise the source lane
+/// is unspecified).
+#[inline(always)]
+pub unsafe fn shfl_idx_sync<T: bytemuck::Pod>(mask: u32, value: T, src_lane: u32, width: u32) -> T {
+    let c = shuffle_c(width, CLAMP_HIGH);
+    let (moved, _) = shuffle_words(value, |word| {
+        // SAFETY: forwarded from this function's contract; every word uses the same
+        // lane arguments, so every word satisfies it.
+        (unsafe { arch::shfl_sync_idx_b32(mask, word, src_lane, c) }, true)
+    });
+    moved
+}
+
+/// `shfl.sync.up.b32` (sm_70+, one per 32-bit word): the `value` of lane `lane - delta`,
+/// or the caller's own `value` when that lane is below its segment.
+///
+/// # Safety
+/// As for [`shfl_idx_sync`]: the caller is in `mask`, all of `mask` arrives with the same
+/// arguments `mask` and `width`, and the source lane (when in range) is in `mask`.
+#[inline(always)]
+pub unsafe fn shfl_up_sync<T: bytemuck::Pod>(mask: u32, value: T, delta: u32, width: u32) -> T {
+    let c = shuffle_c(width, CLAMP_LOW);
+    let (moved, _) = shuffle_words(value, |word| {
+        // SAFETY: forwarded from this function's contract; every word uses the same
+        // lane arguments, so every word satisfies it.
+        (unsafe { arch::shfl_sync_up_b32(mask, word, delta, c) }, true)
+    });
+    moved
+}
+
+/// `shfl.sync.down.b32` (sm_70+, one per 32-bit word): the `value` of lane
+/// `lane + delta`, or the caller's own `value` when that lane is past its segment.
+///
+/// # Safety
+/// As for [`shfl_idx_sync`]: the caller is in `mask`, all of `mask` arrives with the same
+/// `mask` and `width`, and the source lane (when in range) is in `mask`.
+#[inline(always)]
+pub unsafe fn shfl_down_sync<T: bytemuck::Pod>(mask: u32, value: T, delta: u32, width: u32) -> T {
+    let c = shuffle_c(width, CLAMP_HIGH);
+    let (moved, _) = shuffle_words(value, |word| {
+        // SAFETY: forwarded from this function's contract; every word uses the same
+        // lane arguments, so every word satisfies it.
+        (unsafe { arch::shfl_sync_down_b32(mask, word, delta, c) }, true)
+    });
+    moved
+}
+
+/// `shfl.sync.bfly.b32` (sm_70+, one per 32-bit word): the `value` of lane
+/// `lane ^ lane_mask`, or the caller's own `value` when that lane is past its segment.
+///
+/// # Safety
+/// As for [`shfl_idx_sync`]: the caller is in `mask`, all of `mask` arrives with the same
+/// `mask` and `width`, and the source lane (when in range) is in `mask`.
+#[inline(always)]
+pub unsafe fn shfl_xor_sync<T: bytemuck::Pod>(mask: u32, value: T, lane_mask: u32, width: u32) -> T {
+    let c = shuffle_c(width, CLAMP_HIGH);
+    let (moved, _) = shuffle_words(value, |word| {
+        // SAFETY: forwarded from this function's contract; every word uses the same
+        // lane arguments, so every word satisfies it.
+        (unsafe { arch::shfl_sync_bfly_b32(mask, word, lane_mask, c) }, true)
+    });
+    moved
+}
+
+/// [`shfl_idx_sync`] with the predicate of `shfl.sync.idx.b32 d|p` (sm_70+): always
+/// `true` for a valid `width`, since the source lane is always inside the segment.
+///
+/// # Safety
+/// As for [`shfl_idx_sync`].
+#[inline(always)]
+pub unsafe fn shfl_idx_sync_p<T: bytemuck::Pod>(mask: u32, value: T, src_lane: u32, width: u32) -> (T, bool) {
+    let c = shuffle_c(width, CLAMP_HIGH);
+    shuffle_words(value, |word| {
+        // SAFETY: forwarded from this function's contract; every word uses the same
+        // lane arguments, so every word satisfies it.
+        unsafe { arch::shfl_sync_idx_b32_p(mask, word, src_lane, c) }
+    })
+}
+
+/// [`shfl_up_sync`] with the predicate of `shfl.sync.up.b32 d|p` (sm_70+): `true` when
+/// lane `lane - delta` is in the caller's segment and its value was read.
+///
+/// # Safety
+/// As for [`shfl_up_sync`].
+#[inline(always)]
+pub unsafe fn shfl_up_sync_p<T: bytemuck::Pod>(mask: u32, value: T, delta: u32, width: u32) -> (T, bool) {
+    let c = shuffle_c(width, CLAMP_LOW);
+    shuffle_words(value, |word| {
+        // SAFETY: forwarded from this function's contract, for every word alike.
+        unsafe { arch::shfl_sync_up_b32_p(mask, word, delta, c) }
+    })
+}
+
+/// [`shfl_down_sync`] with the predicate of `shfl.sync.down.b32 d|p` (sm_70+): `true`
+/// when lane `lane + delta` is in the caller's segment and its value was read.
+///
+/// # Safety
+/// As for [`shfl_down_sync`].
+#[inline(always)]
+pub unsafe fn shfl_down_sync_p<T: bytemuck::Pod>(mask: u32, value: T, delta: u32, width: u32) -> (T, bool) {
+    let c = shuffle_c(width, CLAMP_HIGH);
+    shuffle_words(value, |word| {
+        // SAFETY: forwarded from this function's contract, for every word alike.
+        unsafe { arch::shfl_sync_down_b32_p(mask, word, delta, c) }
+    })
+}
+
+/// [`shfl_xor_sync`] with the predicate of `shfl.sync.bfly.b32 d|p` (sm_70+): `true`
+/// when lane `lane ^ lane_mask` is not past the caller's segment and its value was read.
+///
+/// # Safety
+/// As for [`shfl_xor_sync`].
+#[inline(always)]
+pub unsafe fn shfl_xor_sync_p<T: bytemuck::Pod>(
+    mask: u32,
+    value: T,
+    lane_mask: u32,
+    width: u32,
+) -> (T, bool) {
+    let c = shuffle_c(width, CLAMP_HIGH);
+    shuffle_words(value, |word| {
+        // SAFETY: forwarded from this function's contract, for every word alike.
+        unsafe { arch::shfl_sync_bfly_b32_p(mask, word, lane_mask, c) }
+    })
+}
+
+/// `vote.sync.ballot.b32` (sm_70+): bit `i` is set for each lane `i` of `mask` whose
+/// `predicate` is true; bits of lanes outside `mask` are 0.
+///
+/// # Safety
+/// The calling lane is in `mask`; every lane of `mask` reaches this vote with the same
+/// `mask` and none has exited.
+#[inline(always)]
+pub unsafe fn ballot_sync(mask: u32, predicate: bool) -> u32 {
+    // SAFETY: forwarded from this function's contract.
+    unsafe { arch::vote_sync_ballot(mask, predicate) }
+}
+
+/// `vote.sync.any.pred` (sm_70+): whether `predicate` is true in at least one lane of
+/// `mask`.
+///
+/// # Safety
+/// As for [`ballot_sync`].
+#[inline(always)]
+pub unsafe fn any_sync(mask: u32, predicate: bool) -> bool {
+    // SAFETY: forwarded from this function's contract.
+    unsafe { arch::vote_sync_any(mask, predicate) }
+}
+
+/// `vote.sync.all.pred` (sm_70+): whether `predicate` is true in every lane of `mask`.
+///
+/// # Safety
+/// As for [`ballot_sync`].
+#[inline(always)]
+pub unsafe fn all_sync(mask: u32, predicate: bool) -> bool {
+    // SAFETY: forwarded from this function's contract.
+    unsafe { arch::vote_sync_all(mask, predicate) }
+}
+
+/// `vote.sync.uni.pred` (sm_70+): whether `predicate` has the same value in every lane
+/// of `mask`.
+///
+/// # Safety
+/// As for [`ballot_sync`].
+#[inline(always)]
+pub unsafe fn uni_sync(mask: u32, predicate: bool) -> bool {
+    // SAFETY: forwarded from this function's contract.
+    unsafe { arch::vote_sync_uni(mask, predicate) }
+}
+
+/// `activemask.b32` (sm_70+): the lanes executing this call together with the caller
+/// (the caller's bit is always set). It synchronises nothing and is not a valid `mask` for
+/// a later collective: lanes that will reach the same code, but that the scheduler runs
+/// separately, are missing from it.
+#[inline(always)]
+pub fn active_mask() -> u32 {
+    arch::activemask()
+}
+
+mod sealed {
+    /// The value types `match.sync` compares, and the instruction width for each.
+    pub trait Sealed: Copy {
+        /// `match.any.sync` on the value's bits.
+        ///
+        /// # Safety
+        /// As for [`super::match_any_sync`].
+        unsafe fn match_any(self, mask: u32) -> u32;
+        /// `match.all.sync` on the value's bits: `(mask or 0, all equal)`.
+        ///
+        /// # Safety
+        /// As for [`super::match_all_sync`].
+        unsafe fn match_all(self, mask: u32) -> (u32, bool);
+    }
+}
+
+/// A value [`match_any_sync`] and [`match_all_sync`] can compare: `u32`, `i32` and `f32`
+/// (with `match.*.sync.b32`), `u64`, `i64` and `f64` (with `match.*.sync.b64`). Values
+/// are compared by their bits, so `0.0 != -0.0` and a NaN equals the same NaN bits.
+pub trait MatchValue: sealed::Sealed {}
+
+macro_rules! match_value {
+    ($($t:ty => $bits:ty, $any:ident, $all:ident;)*) => {$(
+        impl sealed::Sealed for $t {
+            #[inline(always)]
+            unsafe fn match_any(self, mask: u32) -> u32 {
+                // SAFETY: forwarded from the caller's contract.
+                unsafe { arch::$any(mask, bytemuck::cast::<$t, $bits>(self)) }
+            }
+            #[inline(always)]
+            unsafe fn match_all(self, mask: u32) -> (u32, bool) {
+                // SAFETY: forwarded from the caller's contract.
+                unsafe { arch::$all(mask, bytemuck::cast::<$t, $bits>(self)) }
+            }
+        }
+        impl MatchValue for $t {}
+    )*};
+}
+
+match_value! {
+    u32 => u32, match_any_sync_b32, match_all_sync_b32;
+    i32 => u32, match_any_sync_b32, match_all_sync_b32;
+    f32 => u32, match_any_sync_b32, match_all_sync_b32;
+    u64 => u64, match_any_sync_b64, match_all_sync_b64;
+    i64 => u64, match_any_sync_b64, match_all_sync_b64;
+    f64 => u64, match_any_sync_b64, match_all_sync_b64;
+}
+
+/// `match.any.sync.b32` / `.b64` (sm_70+): the lanes of `mask` whose `value` has the same
+/// bits as the caller's (the caller's own bit included).
+///
+/// # Safety
+/// The calling lane is in `mask`; every lane of `mask` reaches this match with the same
+/// `mask` and none has exited.
+#[inline(always)]
+pub unsafe fn match_any_sync<T: MatchValue>(mask: u32, value: T) -> u32 {
+    // SAFETY: forwarded from this function's contract.
+    unsafe { value.match_any(mask) }
+}
+
+/// `match.all.sync.b32` / `.b64` (sm_70+): `Some(mask)` when every lane of `mask` has a
+/// `value` with the same bits, `None` otherwise.
+///
+/// # Safety
+/// As for [`match_any_sync`].
+#[inline(always)]
+pub unsafe fn match_all_sync<T: MatchValue>(mask: u32, value: T) -> Option<u32> {
+    // SAFETY: forwarded from this function's contract.
+    let (lanes, all_equal) = unsafe { value.match_all(mask) };
+    all_equal.then_some(lanes)
+}
+
+/// The lane of the member of rank `rank` (the `rank`-th set bit of `mask`, from 0),
+/// found by halving the lane range five times with popcounts. `rank` must be below
+/// `mask.count_ones()`.
+#[cfg(not(target_feature = "sm_80"))]
+#[inline(always)]
+fn lane_of_rank(mask: u32, rank: u32) -> u32 {
+    let mut lane = 0;
+    let mut rest = rank;
+    let mut half = arch::WARP_SIZE / 2;
+    while half > 0 {
+        let below = ((mask >> lane) & ((1u32 << half) - 1)).count_ones();
+        if rest >= below {
+            rest -= below;
+            lane += half;
+        }
+        half /= 2;
+    }
+    lane
+}
+
+/// The sm_70 fallback of `redux.sync` for any non-empty `mask`: a tree over the members'
+/// ranks (rank = number of members below the lane). In the step of distance `d`
+/// (1, 2, 4, ...) every member reads, with `shfl.sync.idx`, the partial result of the
+/// member of rank `rank + d` and combines it into its own when that rank exists, so
+/// rank 0 ends with the whole reduction after `ceil(log2(members))` steps; a last
+/// `shfl.sync.idx` broadcasts it from the lowest lane of `mask`. `combine` must be
+/// associative and commutative, as the integer operations of `redux.sync` are.
+///
+/// # Safety
+/// As for [`reduce_add_sync`].
+#[cfg(not(target_feature = "sm_80"))]
+#[inline(always)]
+unsafe fn reduce_over_ranks(mask: u32, value: u32, combine: impl Fn(u32, u32) -> u32) -> u32 {
+    let full_segment = shuffle_c(arch::WARP_SIZE, CLAMP_HIGH);
+    let members = mask.count_ones();
+    let rank = (mask & arch::lanemask_lt()).count_ones();
+    let mut acc = value;
+    let mut distance = 1;
+    // `members` is the same in every lane of `mask`, so all members run the same number
+    // of steps and meet at every shuffle.
+    while distance < members {
+        let partner = rank + distance;
+        let has_partner = partner < members;
+        let src = if has_partner { lane_of_rank(mask, partner) } else { arch::lane_id() };
+        // SAFETY: every lane of `mask` executes this step (contract above); `src` is a
+        // member's lane or the caller's own, which is in `mask` too.
+        let theirs = unsafe { arch::shfl_sync_idx_b32(mask, acc, src, full_segment) };
+        if has_partner {
+            acc = combine(acc, theirs);
+        }
+        distance *= 2;
+    }
+    // SAFETY: as above; the lowest lane of `mask` (rank 0) is a member.
+    unsafe { arch::shfl_sync_idx_b32(mask, acc, mask.trailing_zeros(), full_segment) }
+}
+
+/// Defines a reduction over `mask` that is `redux.sync` on sm_80+ and the rank-tree
+/// fallback ([`reduce_over_ranks`]) before.
+macro_rules! reductions {
+    ($(
+        $(#[$doc:meta])*
+        fn $name:ident($t:ty) via $redux:ident, $instr:literal, |$a:ident, $b:ident| $combine:expr;
+    )*) => {$(
+        $(#[$doc])*
+        #[doc = concat!("\n\nLowers to `", $instr, "` (sm_80+) when compiled for sm_80 or newer ")]
+        #[doc = "(chosen at compile time); on sm_70 to a tree of `shfl.sync.idx.b32` (sm_70+) over "]
+        #[doc = "the ranks of the lanes of `mask`, `ceil(log2(members)) + 1` shuffles, correct for "]
+        #[doc = "any non-empty `mask`. Every lane of `mask` receives the result."]
+        ///
+        /// # Safety
+        /// `mask` is not empty and the calling lane is in it; every lane of `mask` reaches
+        /// this reduction with the same `mask` and none has exited.
+        #[inline(always)]
+        pub unsafe fn $name(mask: u32, value: $t) -> $t {
+            #[cfg(target_feature = "sm_80")]
+            {
+                // SAFETY: forwarded from this function's contract.
+                unsafe { arch::$redux(mask, value) }
+            }
+            #[cfg(not(target_feature = "sm_80"))]
+            {
+                // SAFETY: forwarded from this function's contract.
+                let bits = unsafe {
+                    reduce_over_ranks(mask, bytemuck::cast(value), |x, y| {
+                        let ($a, $b): ($t, $t) = (bytemuck::cast(x), bytemuck::cast(y));
+                        bytemuck::cast($combine)
+                    })
+                };
+                bytemuck::cast(bits)
+            }
+        }
+    )*};
+}
+
+reductions! {
+    /// The wrapping sum of `value` over the lanes of `mask`.
+    fn reduce_add_sync(u32) via redux_sync_add, "redux.sync.add.s32", |a, b| a.wrapping_add(b);
+    /// The unsigned minimum of `value` over the lanes of `mask`.
+    fn reduce_min_sync_u32(u32) via redux_sync_min_u32, "redux.sync.min.u32", |a, b| a.min(b);
+    /// The unsigned maximum of `value` over the lanes of `mask`.
+    fn reduce_max_sync_u32(u32) via redux_sync_max_u32, "redux.sync.max.u32", |a, b| a.max(b);
+    /// The signed minimum of `value` over the lanes of `mask`.
+    fn reduce_min_sync_i32(i32) via redux_sync_min_s32, "redux.sync.min.s32", |a, b| a.min(b);
+    /// The signed maximum of `value` over the lanes of `mask`.
+    fn reduce_max_sync_i32(i32) via redux_sync_max_s32, "redux.sync.max.s32", |a, b| a.max(b);
+    /// The bitwise and of `value` over the lanes of `mask`.
+    fn reduce_and_sync(u32) via redux_sync_and, "redux.sync.and.b32", |a, b| a & b;
+    /// The bitwise or of `value` over the lanes of `mask`.
+    fn reduce_or_sync(u32) via redux_sync_or, "redux.sync.or.b32", |a, b| a | b;
+    /// The bitwise exclusive or of `value` over the lanes of `mask`.
+    fn reduce_xor_sync(u32) via redux_sync_xor, "redux.sync.xor.b32", |a, b| a ^ b;
+}
+
+/// `bar.warp.sync` (sm_70+), CUDA's `__syncwarp`: waits until every lane of `mask` has
+/// reached it; memory accesses the lanes of `mask` made before it are visible to all of
+/// them after it.
+///
+/// # Safety
+/// The calling lane is in `mask`; every lane of `mask` reaches this barrier with the same
+/// `mask` and none has exited.
+#[inline(always)]
+pub unsafe fn sync_warp(mask: u32) {
+    // SAFETY: forwarded from this function's contract.
+    unsafe { arch::bar_warp_sync(mask) }
+}
+
+/// Elects one leader among the lanes of `mask`: `true` in exactly one of them.
+///
+/// Lowers to `elect.sync` (sm_90+) when compiled for sm_90 or newer (chosen at compile
+/// time; the hardware picks the leader). On sm_70 and sm_80 it is `vote.sync.ballot.b32`
+/// (sm_70+) with a true predicate, which like `elect.sync` waits for all of `mask` and
+/// returns the lanes of `mask` that arrived (all of them, by the contract below, so the
+/// lanes of `mask & active_mask()` once they have converged there), and elects the
+/// lowest of them. Unlike reading `active_mask()` alone, the vote cannot elect two
+/// leaders when the lanes of `mask` arrive at different times.
+///
+/// # Safety
+/// The calling lane is in `mask`; every lane of `mask` reaches this election with the
+/// same `mask` and none has exited.
+#[inline(always)]
+pub unsafe fn elect_sync(mask: u32) -> bool {
+    #[cfg(target_feature = "sm_90")]
+    {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { arch::elect_sync(mask) }
+    }
+    #[cfg(not(target_feature = "sm_90"))]
+    {
+        // SAFETY: forwarded from this function's contract.
+        let arrived = unsafe { arch::vote_sync_ballot(mask, true) };
+        arch::lanemask_eq() == arrived & arrived.wrapping_neg()
+    }
+}
+
+/// `%lanemask_eq` (sm_70+): only the caller's lane bit set (`1 << lane_id()`).
+#[inline(always)]
+pub fn lanemask_eq() -> u32 {
+    arch::lanemask_eq()
+}
+
+/// `%lanemask_lt` (sm_70+): the bits of the lanes below the caller's.
+#[inline(always)]
+pub fn lanemask_lt() -> u32 {
+    arch::lanemask_lt()
+}
+
+/// `%lanemask_le` (sm_70+): the bits of the caller's lane and the lanes below it.
+#[inline(always)]
+pub fn lanemask_le() -> u32 {
+    arch::lanemask_le()
+}
+
+/// `%lanemask_gt` (sm_70+): the bits of the lanes above the caller's.
+#[inline(always)]
+pub fn lanemask_gt() -> u32 {
+    arch::lanemask_gt()
+}
+
+/// `%lanemask_ge` (sm_70+): the bits of the caller's lane and the lanes above it.
+#[inline(always)]
+pub fn lanemask_ge() -> u32 {
+    arch::lanemask_ge()
+}
 
 /// A value that a warp can sum with shuffles: moved with `shfl.sync` and added with the
 /// type's own `+` (wrapping for integers).
@@ -23,7 +548,7 @@ impl WarpSum for u32 {
     #[inline(always)]
     unsafe fn shfl_down_full(self, delta: u32) -> Self {
         // SAFETY: the caller guarantees all 32 lanes take part, so FULL_MASK is exact.
-        unsafe { arch::shfl_down_sync_u32(FULL_MASK, self, delta) }
+        unsafe { shfl_down_sync(FULL_MASK, self, delta, arch::WARP_SIZE) }
     }
     #[inline(always)]
     fn add(self, other: Self) -> Self {
@@ -35,7 +560,7 @@ impl WarpSum for f32 {
     #[inline(always)]
     unsafe fn shfl_down_full(self, delta: u32) -> Self {
         // SAFETY: the caller guarantees all 32 lanes take part, so FULL_MASK is exact.
-        unsafe { arch::shfl_down_sync_f32(FULL_MASK, self, delta) }
+        unsafe { shfl_down_sync(FULL_MASK, self, delta, arch::WARP_SIZE) }
     }
     #[inline(always)]
     fn add(self, other: Self) -> Self {

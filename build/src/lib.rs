@@ -254,7 +254,13 @@ impl Builder {
     /// paths are taken from the current directory, which is the package root inside a
     /// build script). It builds sm_70 unless told otherwise.
     pub fn new(crate_path: impl Into<PathBuf>) -> Builder {
-        Builder { crate_path: crate_path.into(), archs: Vec::new(), cfgs: Vec::new(), out_dir: None, target_dir: None }
+        Builder {
+            crate_path: crate_path.into(),
+            archs: Vec::new(),
+            cfgs: Vec::new(),
+            out_dir: None,
+            target_dir: None,
+        }
     }
 
     /// Adds an architecture to build for (may be called several times).
@@ -348,8 +354,11 @@ impl Builder {
     /// Step 1: the nested `cargo build` for one architecture.
     fn cargo_build(&self, arch: Arch, target_dir: &Path, sysroot: &Path) -> Result<Compiled, BuildError> {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
-        let mut rustflags =
-            vec![format!("-Ctarget-cpu={arch}"), format!("-Ctarget-feature=+ptx{}", arch.ptx), "-Cpanic=abort".into()];
+        let mut rustflags = vec![
+            format!("-Ctarget-cpu={arch}"),
+            format!("-Ctarget-feature=+ptx{}", arch.ptx),
+            "-Cpanic=abort".into(),
+        ];
         for cfg in &self.cfgs {
             rustflags.extend(["--cfg".to_string(), cfg.clone()]);
         }

@@ -244,7 +244,9 @@ impl Gpu {
             }
             end.record(&self.stream).map_err(Error::driver("recording an event"))?;
         }
-        self.stream.synchronize().map_err(|source| Error::KernelFailed { kernel: function.name.clone(), source })?;
+        self.stream
+            .synchronize()
+            .map_err(|source| Error::KernelFailed { kernel: function.name.clone(), source })?;
         events
             .windows(2)
             .map(|pair| pair[1].elapsed(&pair[0]).map_err(Error::driver("reading an event")))

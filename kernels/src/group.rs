@@ -1,1 +1,500 @@
-//! (being written.)
+//! Safe warp groups: collectives whose mask cannot be wrong.
+//!
+//! Since Volta a warp's lanes are scheduled independently, so every warp collective names
+//! the lanes that take part in a 32-bit mask, and it is undefined behaviour when a lane of
+//! that mask is not there (it exited, or it is on another path) or when the caller is not
+//! in it. The raw layer ([`crate::warp`]) leaves that to the caller as `unsafe`. Here a
+//! *group* carries its mask, made once from the block's geometry, the active mask or a
+//! vote, so:
+//!
+//! - a caller never writes a mask: a group's collectives always use the mask it was made
+//!   from, and that mask always contains the caller (it is made from the caller's lane);
+//! - what cannot be proven when the kernel is compiled, that every lane of the group is
+//!   present at the collective, is checked when it runs, like a bounds check: before each
+//!   collective the group compares its mask with `activemask`. If a lane is missing, the
+//!   kernel prints `warpsafe: <collective> on a group whose lanes are not all present`
+//!   with the source location, block, warp, lane, the group's mask and the lanes present,
+//!   then executes `trap`, which ends the launch (the host reports
+//!   `Error::KernelFailed` naming the kernel). It never hangs and never returns garbage.
+//!
+//! The check costs one `activemask`, a compare and a not-taken branch per collective. It
+//! can be compiled out only explicitly: build the kernel crate with
+//! `--cfg warpsafe_unchecked` (`warpsafe_build::Builder::cfg("warpsafe_unchecked")`),
+//! after which a missing lane is undefined behaviour again, as in CUDA C++.
+//!
+//! `activemask` reports the lanes converged with the caller. Lanes that reach the same
+//! collective through structured control flow (an `if` that joins again, a loop that
+//! ends) are converged there, since the compiler reconverges at the join. A kernel that
+//! sends lanes to a collective by different paths that never join will trap even if every
+//! lane would have arrived: call such collectives through the raw layer.
+//!
+//! # Groups
+//! | group | made by | lanes |
+//! | --- | --- | --- |
+//! | [`Warp`] | [`Warp::this`] | every lane of the caller's warp that exists in the block (fewer than 32 in the last warp of a block whose size is not a multiple of 32) |
+//! | [`Tile<N>`] | [`Warp::tiles`] | the caller's aligned segment of `N` lanes, `N` in 1, 2, 4, 8, 16, 32, checked at compile time |
+//! | [`Coalesced`] | [`Coalesced::active`] | the lanes converged with the caller right now (CUDA's `coalesced_threads()`) |
+//! | [`Partition`] | [`Group::labeled_partition`], [`Group::binary_partition`] | the lanes of a group with the same label (`match.any`) or predicate (`vote.ballot`) |
+//!
+//! Ranks: a lane's rank in a group is the number of group lanes below it, so ranks run
+//! `0..size()` in lane order. Shuffles address ranks, not lanes; a source rank outside
+//! the group returns the caller's own value, as `shfl.sync` does past its segment.
+//!
+//! # Divergence patterns
+//! - The Volta partial-mask reduction: instead of reducing inside a branch over the lanes
+//!   that took it, stay converged and give the others the operator's identity:
+//!   [`Warp::reduce_where`].
+//! - Ballot in a loop: a loop whose trip count differs between lanes must not vote inside
+//!   the divergent part. Make the loop condition the same for the whole group (loop to the
+//!   group's maximum) and vote on the in-range predicate:
+//!   ```ignore
+//!   let warp = Warp::this();
+//!   let mut i = lane_start;
+//!   while warp.any(i < end) {          // same answer in every lane: no divergence
+//!       let bits = warp.ballot(i < end && data[i] > 0);
+//!       i += step;
+//!   }
+//!   ```
+//! - Warp-synchronous exchanges through shared memory: call [`Group::sync`] between the
+//!   writes and the reads of each step; lanes are not in lockstep.
+
+use core::ffi::CStr;
+use core::panic::Location;
+
+use bytemuck::Pod;
+
+use crate::arch::{self, FULL_MASK, WARP_SIZE};
+use crate::op::Operator;
+use crate::thread;
+use crate::warp::{self, MatchValue};
+
+/// Traps with a message when a lane of `mask` is not converged with the caller (see the
+/// module docs). Compiled out under `--cfg warpsafe_unchecked`.
+#[inline(always)]
+#[track_caller]
+fn check_present(mask: u32, collective: &'static CStr) {
+    #[cfg(not(warpsafe_unchecked))]
+    {
+        let present = warp::active_mask();
+        if present & mask != mask {
+            report_missing_lanes(collective, mask, present, Location::caller());
+        }
+    }
+    #[cfg(warpsafe_unchecked)]
+    let _ = (mask, collective);
+}
+
+/// The arguments of the misuse message, laid out as CUDA's `vprintf` reads them.
+#[repr(C)]
+struct MisuseArgs {
+    collective: *const u8,
+    file: *const u8,
+    line: u32,
+    block: [u32; 3],
+    warp: u32,
+    lane: u32,
+    mask: u32,
+    present: u32,
+}
+
+#[cold]
+#[inline(never)]
+fn report_missing_lanes(collective: &CStr, mask: u32, present: u32, at: &Location<'_>) -> ! {
+    // `Location::file` is not NUL-terminated: copy it, keeping the end of a long path.
+    let mut file = [0u8; 160];
+    let name = at.file().as_bytes();
+    let keep = name.len().min(file.len() - 1);
+    for (to, from) in file.iter_mut().zip(&name[name.len() - keep..]) {
+        *to = *from;
+    }
+    let block = thread::block_idx();
+    let args = MisuseArgs {
+        collective: collective.as_ptr().cast(),
+        file: file.as_ptr(),
+        line: at.line(),
+        block: [block.x, block.y, block.z],
+        warp: thread::warp_idx(),
+        lane: arch::lane_id(),
+        mask,
+        present,
+    };
+    // SAFETY: the format's conversions match MisuseArgs field by field: two strings
+    // (NUL-terminated pointers), then eight u32s; repr(C) aligns each to its size.
+    unsafe {
+        arch::vprintf(
+            c"warpsafe: %s on a group whose lanes are not all present, at %s:%u: block (%u, %u, %u), warp %u, lane %u: group mask 0x%08x, lanes present 0x%08x\n",
+            (&args as *const MisuseArgs).cast(),
+        );
+    }
+    arch::trap()
+}
+
+/// The lane holding rank `rank` of `mask` (the caller's own lane when `rank` is out of
+/// range, so that a shuffle from it returns the caller's value).
+#[inline(always)]
+fn lane_of_rank(mask: u32, rank: u32) -> u32 {
+    if rank >= mask.count_ones() {
+        arch::lane_id()
+    } else if mask == FULL_MASK {
+        rank
+    } else {
+        arch::nth_set_lane(mask, rank)
+    }
+}
+
+/// The collectives every group offers. All lanes of the group must call each collective
+/// together; the group checks this (see the module docs).
+pub trait Group: Copy {
+    /// The lanes of the warp in this group (bit `i` is lane `i`); contains the caller.
+    fn mask(&self) -> u32;
+
+    /// Number of lanes in the group.
+    #[inline(always)]
+    fn size(&self) -> u32 {
+        self.mask().count_ones()
+    }
+
+    /// The caller's rank: how many group lanes are below it (`0..size()`).
+    #[inline(always)]
+    fn thread_rank(&self) -> u32 {
+        (self.mask() & warp::lanemask_lt()).count_ones()
+    }
+
+    /// `bar.warp.sync` over the group: the group's lanes wait for each other, and their
+    /// shared- and global-memory writes before it are visible to each other after it.
+    /// Needed between the steps of an exchange through shared memory.
+    #[inline(always)]
+    #[track_caller]
+    fn sync(&self) {
+        check_present(self.mask(), c"sync");
+        // SAFETY: the caller is in the mask and every lane of it is present (checked).
+        unsafe { warp::sync_warp(self.mask()) }
+    }
+
+    /// `vote.ballot`: bit `i` is set when lane `i` of the group passed `true`.
+    #[inline(always)]
+    #[track_caller]
+    fn ballot(&self, predicate: bool) -> u32 {
+        check_present(self.mask(), c"ballot");
+        // SAFETY: as for `sync`.
+        unsafe { warp::ballot_sync(self.mask(), predicate) }
+    }
+
+    /// `vote.any`: whether any lane of the group passed `true`.
+    #[inline(always)]
+    #[track_caller]
+    fn any(&self, predicate: bool) -> bool {
+        check_present(self.mask(), c"any");
+        // SAFETY: as for `sync`.
+        unsafe { warp::any_sync(self.mask(), predicate) }
+    }
+
+    /// `vote.all`: whether every lane of the group passed `true`.
+    #[inline(always)]
+    #[track_caller]
+    fn all(&self, predicate: bool) -> bool {
+        check_present(self.mask(), c"all");
+        // SAFETY: as for `sync`.
+        unsafe { warp::all_sync(self.mask(), predicate) }
+    }
+
+    /// `match.any`: the lanes of the group whose `value` equals the caller's, bit for bit.
+    #[inline(always)]
+    #[track_caller]
+    fn match_any<T: MatchValue>(&self, value: T) -> u32 {
+        check_present(self.mask(), c"match_any");
+        // SAFETY: as for `sync`.
+        unsafe { warp::match_any_sync(self.mask(), value) }
+    }
+
+    /// `match.all`: `Some(mask)` when every lane of the group passed the same `value`.
+    #[inline(always)]
+    #[track_caller]
+    fn match_all<T: MatchValue>(&self, value: T) -> Option<u32> {
+        check_present(self.mask(), c"match_all");
+        // SAFETY: as for `sync`.
+        unsafe { warp::match_all_sync(self.mask(), value) }
+    }
+
+    /// The `value` of the lane of rank `src_rank` (the caller's own value when `src_rank`
+    /// is not a rank of the group).
+    #[inline(always)]
+    #[track_caller]
+    fn shfl<T: Pod>(&self, value: T, src_rank: u32) -> T {
+        check_present(self.mask(), c"shfl");
+        let src = lane_of_rank(self.mask(), src_rank);
+        // SAFETY: as for `sync`; `src` is a lane of the mask or the caller itself.
+        unsafe { warp::shfl_idx_sync(self.mask(), value, src, WARP_SIZE) }
+    }
+
+    /// The `value` of the lane `delta` ranks below (the caller's own for ranks below
+    /// `delta`).
+    #[inline(always)]
+    #[track_caller]
+    fn shfl_up<T: Pod>(&self, value: T, delta: u32) -> T {
+        check_present(self.mask(), c"shfl_up");
+        let rank = self.thread_rank();
+        let src = if rank >= delta { lane_of_rank(self.mask(), rank - delta) } else { arch::lane_id() };
+        // SAFETY: as for `shfl`.
+        unsafe { warp::shfl_idx_sync(self.mask(), value, src, WARP_SIZE) }
+    }
+
+    /// The `value` of the lane `delta` ranks above (the caller's own past the last rank).
+    #[inline(always)]
+    #[track_caller]
+    fn shfl_down<T: Pod>(&self, value: T, delta: u32) -> T {
+        check_present(self.mask(), c"shfl_down");
+        let src = lane_of_rank(self.mask(), self.thread_rank().saturating_add(delta));
+        // SAFETY: as for `shfl`.
+        unsafe { warp::shfl_idx_sync(self.mask(), value, src, WARP_SIZE) }
+    }
+
+    /// The `value` of the lane of rank `thread_rank() ^ lane_mask` (the caller's own when
+    /// that is not a rank of the group).
+    #[inline(always)]
+    #[track_caller]
+    fn shfl_xor<T: Pod>(&self, value: T, lane_mask: u32) -> T {
+        check_present(self.mask(), c"shfl_xor");
+        let src = lane_of_rank(self.mask(), self.thread_rank() ^ lane_mask);
+        // SAFETY: as for `shfl`.
+        unsafe { warp::shfl_idx_sync(self.mask(), value, src, WARP_SIZE) }
+    }
+
+    /// Combines the values of all lanes with `op` in rank order and returns the result to
+    /// every lane. For a given group shape the order of the combinations is fixed, so
+    /// float results are reproducible (and equal in every lane).
+    #[inline(always)]
+    #[track_caller]
+    fn reduce<T: Pod, Op: Operator<T>>(&self, value: T, op: Op) -> T {
+        check_present(self.mask(), c"reduce");
+        // SAFETY: every lane of the mask is present (checked just above).
+        unsafe { reduce_present(self.mask(), value, op) }
+    }
+
+    /// Inclusive scan in rank order: rank `r` gets `combine` of ranks `0..=r`.
+    #[inline(always)]
+    #[track_caller]
+    fn inclusive_scan<T: Pod, Op: Operator<T>>(&self, value: T, op: Op) -> T {
+        check_present(self.mask(), c"inclusive_scan");
+        // SAFETY: every lane of the mask is present (checked just above).
+        unsafe { inclusive_scan_present(self.mask(), value, op) }
+    }
+
+    /// Exclusive scan in rank order: rank `r` gets `combine` of ranks `0..r`, rank 0 the
+    /// identity.
+    #[inline(always)]
+    #[track_caller]
+    fn exclusive_scan<T: Pod, Op: Operator<T>>(&self, value: T, op: Op) -> T {
+        check_present(self.mask(), c"exclusive_scan");
+        let mask = self.mask();
+        // SAFETY: every lane of the mask is present (checked just above).
+        let inclusive = unsafe { inclusive_scan_present(mask, value, op) };
+        let rank = self.thread_rank();
+        let src = if rank > 0 { lane_of_rank(mask, rank - 1) } else { arch::lane_id() };
+        // SAFETY: as above; `src` is in the mask.
+        let below = unsafe { warp::shfl_idx_sync(mask, inclusive, src, WARP_SIZE) };
+        if rank == 0 {
+            op.identity()
+        } else {
+            below
+        }
+    }
+
+    /// Splits the group by `label` (`match.any`): the lanes with the caller's label, bit for
+    /// bit, form the caller's [`Partition`] (CUDA's `labeled_partition`).
+    #[inline(always)]
+    #[track_caller]
+    fn labeled_partition<T: MatchValue>(&self, label: T) -> Partition {
+        Partition { mask: self.match_any(label) }
+    }
+
+    /// Splits the group in two by `predicate` (`vote.ballot`): the caller's [`Partition`]
+    /// holds the lanes that passed the same predicate (CUDA's `binary_partition`).
+    #[inline(always)]
+    #[track_caller]
+    fn binary_partition(&self, predicate: bool) -> Partition {
+        let yes = self.ballot(predicate);
+        Partition { mask: if predicate { yes } else { self.mask() & !yes } }
+    }
+}
+
+/// Reduction over `mask` in rank order, result in every lane.
+///
+/// # Safety
+/// The caller is in `mask` and every lane of `mask` calls this together.
+#[inline(always)]
+unsafe fn reduce_present<T: Pod, Op: Operator<T>>(mask: u32, value: T, op: Op) -> T {
+    let size = mask.count_ones();
+    let base = mask.trailing_zeros();
+    if mask == FULL_MASK {
+        // SAFETY: the whole warp is the mask, all of it present (caller's contract). The
+        // constant size lets the five steps unroll.
+        return unsafe { butterfly(FULL_MASK, WARP_SIZE, value, op) };
+    }
+    if is_aligned_segment(mask) {
+        // SAFETY: as above, for a full tile.
+        return unsafe { butterfly(mask, size, value, op) };
+    }
+    // Any other mask: a tree over ranks. After the step of distance d, rank r holds the
+    // combination of ranks r .. r + 2d (clipped), so rank 0 ends with the total, which is
+    // then broadcast. The loop bound depends only on the mask: uniform over the group.
+    let rank = (mask & warp::lanemask_lt()).count_ones();
+    let mut acc = value;
+    let mut d = 1;
+    while d < size {
+        let src = lane_of_rank(mask, rank + d);
+        // SAFETY: caller's contract; `src` is a lane of the mask or the caller.
+        let other = unsafe { warp::shfl_idx_sync(mask, acc, src, WARP_SIZE) };
+        if rank + d < size {
+            acc = op.combine(acc, other);
+        }
+        d *= 2;
+    }
+    // SAFETY: caller's contract; the lowest lane of the mask holds rank 0.
+    unsafe { warp::shfl_idx_sync(mask, acc, base, WARP_SIZE) }
+}
+
+/// Butterfly reduction over an aligned segment of `size` lanes (`mask`). After the step
+/// of distance d each lane holds the combination of its aligned run of 2d lanes, lower
+/// lanes first, so every lane ends with the same bits. Partners `lane ^ d` stay inside
+/// the segment because it is aligned to its size.
+///
+/// # Safety
+/// `mask` is an aligned segment of `size` lanes containing the caller, and all of its
+/// lanes call this together.
+#[inline(always)]
+unsafe fn butterfly<T: Pod, Op: Operator<T>>(mask: u32, size: u32, value: T, op: Op) -> T {
+    let lane = arch::lane_id();
+    let mut acc = value;
+    let mut d = 1;
+    while d < size {
+        // SAFETY: caller's contract; lane ^ d is in the segment.
+        let other = unsafe { warp::shfl_xor_sync(mask, acc, d, WARP_SIZE) };
+        acc = if lane & d == 0 { op.combine(acc, other) } else { op.combine(other, acc) };
+        d *= 2;
+    }
+    acc
+}
+
+/// Whether `mask` is `2^k` consecutive lanes starting at a multiple of `2^k`.
+#[inline(always)]
+fn is_aligned_segment(mask: u32) -> bool {
+    let size = mask.count_ones();
+    let base = mask.trailing_zeros();
+    size.is_power_of_two() && base & (size - 1) == 0 && (mask >> base) == (u32::MAX >> (WARP_SIZE - size))
+}
+
+/// Hillis-Steele inclusive scan over `mask` in rank order.
+///
+/// # Safety
+/// The caller is in `mask` and every lane of `mask` calls this together.
+#[inline(always)]
+unsafe fn inclusive_scan_present<T: Pod, Op: Operator<T>>(mask: u32, value: T, op: Op) -> T {
+    let size = mask.count_ones();
+    let rank = (mask & warp::lanemask_lt()).count_ones();
+    let mut acc = value;
+    let mut d = 1;
+    while d < size {
+        let src = if rank >= d { lane_of_rank(mask, rank - d) } else { arch::lane_id() };
+        // SAFETY: caller's contract; `src` is a lane of the mask or the caller.
+        let other = unsafe { warp::shfl_idx_sync(mask, acc, src, WARP_SIZE) };
+        if rank >= d {
+            acc = op.combine(other, acc);
+        }
+        d *= 2;
+    }
+    acc
+}
+
+/// The caller's warp: every lane of it that exists in the block.
+#[derive(Clone, Copy, Debug)]
+pub struct Warp {
+    mask: u32,
+}
+
+impl Warp {
+    /// The caller's warp. Its mask comes from the block's shape: all 32 lanes, except in
+    /// the last warp of a block whose thread count is not a multiple of 32, which has only
+    /// the lanes that exist. Every lane of the warp must still reach each collective: do
+    /// not return early from some lanes before using it.
+    #[inline(always)]
+    pub fn this() -> Warp {
+        let first = thread::warp_idx() * WARP_SIZE;
+        let lanes = (thread::block_threads() - first).min(WARP_SIZE);
+        Warp { mask: if lanes == WARP_SIZE { FULL_MASK } else { (1u32 << lanes) - 1 } }
+    }
+
+    /// The caller's aligned tile of `N` lanes (`N` a power of two up to 32, checked at
+    /// compile time): lanes `N * k .. N * (k + 1)` of the warp that exist.
+    #[inline(always)]
+    pub fn tiles<const N: u32>(self) -> Tile<N> {
+        const { assert!(N.is_power_of_two() && N <= WARP_SIZE, "a tile has 1, 2, 4, 8, 16 or 32 lanes") };
+        let segment =
+            if N == WARP_SIZE { FULL_MASK } else { ((1u32 << N) - 1) << (arch::lane_id() & !(N - 1)) };
+        Tile { mask: segment & self.mask }
+    }
+
+    /// The Volta partial-mask reduction as one call: every lane of the warp calls it
+    /// (staying converged), and lanes with `active == false` contribute the operator's
+    /// identity. Returns the reduction over the active lanes to every lane.
+    #[inline(always)]
+    #[track_caller]
+    pub fn reduce_where<T: Pod, Op: Operator<T>>(self, active: bool, value: T, op: Op) -> T {
+        self.reduce(if active { value } else { op.identity() }, op)
+    }
+}
+
+impl Group for Warp {
+    #[inline(always)]
+    fn mask(&self) -> u32 {
+        self.mask
+    }
+}
+
+/// An aligned tile of `N` lanes of a warp (CUDA's `thread_block_tile<N>`).
+#[derive(Clone, Copy, Debug)]
+pub struct Tile<const N: u32> {
+    mask: u32,
+}
+
+impl<const N: u32> Group for Tile<N> {
+    #[inline(always)]
+    fn mask(&self) -> u32 {
+        self.mask
+    }
+}
+
+/// The lanes converged with the caller when it was made (CUDA's `coalesced_threads()`):
+/// the group to use inside a divergent branch, e.g. to aggregate atomics per warp.
+#[derive(Clone, Copy, Debug)]
+pub struct Coalesced {
+    mask: u32,
+}
+
+impl Coalesced {
+    /// The lanes executing this call together with the caller (`activemask`).
+    #[inline(always)]
+    pub fn active() -> Coalesced {
+        Coalesced { mask: warp::active_mask() }
+    }
+}
+
+impl Group for Coalesced {
+    #[inline(always)]
+    fn mask(&self) -> u32 {
+        self.mask
+    }
+}
+
+/// A subset of a group's lanes sharing a label or predicate.
+#[derive(Clone, Copy, Debug)]
+pub struct Partition {
+    mask: u32,
+}
+
+impl Group for Partition {
+    #[inline(always)]
+    fn mask(&self) -> u32 {
+        self.mask
+    }
+}

@@ -115,6 +115,32 @@ fn message_passing_within_a_block_at_block_scope_never_shows_stale_data() {
 }
 
 #[test]
+fn message_passing_with_plain_data_and_device_fences_never_shows_stale_data() {
+    assert_message_passing_is_ordered(
+        "message_passing_with_plain_data_and_device_fences_never_shows_stale_data",
+        "mem_mp_plain_data_fenced",
+    );
+}
+
+/// The same plain-data hand-off with both fences removed must be caught: the consumer's
+/// plain loads are served from its L1 cache with data older than the flag it saw. This is
+/// the proof that the ordered tests above can fail.
+#[test]
+fn message_passing_with_plain_data_and_the_fences_removed_is_caught() {
+    let test = "message_passing_with_plain_data_and_the_fences_removed_is_caught";
+    let Some(gpu) = gpu_or_skip(test) else { return };
+    for (sm, violations, timeouts, _) in run_message_passing(&gpu, "mem_mp_plain_data_unfenced") {
+        let _ = writeln!(
+            std::io::stderr(),
+            "{test}: {} sm_{sm}: {violations} stale reads without fences",
+            gpu.name()
+        );
+        assert_eq!(timeouts, 0, "sm_{sm}: consumers timed out waiting for their producer");
+        assert!(violations > 0, "sm_{sm}: removing the fences went unnoticed");
+    }
+}
+
+#[test]
 fn message_passing_without_fences_reports_what_this_gpu_shows() {
     let test = "message_passing_without_fences_reports_what_this_gpu_shows";
     let Some(gpu) = gpu_or_skip(test) else { return };

@@ -208,6 +208,10 @@ trait Handoff {
     type Scope: AtomicScope;
     /// Whether a consumer reads its own block's channel (else the next block's).
     const SAME_BLOCK: bool;
+    /// Whether the data words are plain (non-atomic) loads and stores, as in ordinary
+    /// code, rather than relaxed atomics. Plain loads may hit a stale line in the
+    /// consumer's L1 cache: only an acquire (fence or load) invalidates it.
+    const PLAIN_DATA: bool = false;
     fn publish(flag: &Atomic<u32, Self::Scope>, round: u32);
     /// Reads the flag; everything read after this returns must be ordered after it.
     fn observe(flag: &Atomic<u32, Self::Scope>) -> u32;
@@ -286,6 +290,39 @@ impl Handoff for Unfenced {
     }
 }
 
+/// Plain data words, `fence.acq_rel.gpu` before publishing and after observing a relaxed
+/// flag: the fence-fence pattern that orders ordinary memory accesses.
+struct PlainDataFenced;
+impl Handoff for PlainDataFenced {
+    type Scope = Device;
+    const SAME_BLOCK: bool = false;
+    const PLAIN_DATA: bool = true;
+    fn publish(flag: &Atomic<u32, Device>, round: u32) {
+        fence::device();
+        flag.store(round, Relaxed);
+    }
+    fn observe(flag: &Atomic<u32, Device>) -> u32 {
+        let seen = flag.load(Relaxed);
+        fence::device();
+        seen
+    }
+}
+
+/// The same with both fences removed: the consumer's plain loads may be served from its
+/// L1 cache with data older than the flag it saw.
+struct PlainDataUnfenced;
+impl Handoff for PlainDataUnfenced {
+    type Scope = Device;
+    const SAME_BLOCK: bool = false;
+    const PLAIN_DATA: bool = true;
+    fn publish(flag: &Atomic<u32, Device>, round: u32) {
+        flag.store(round, Relaxed);
+    }
+    fn observe(flag: &Atomic<u32, Device>) -> u32 {
+        flag.load(Relaxed)
+    }
+}
+
 /// Warp 0 of each block produces on its 32 channels (`block * 32 + lane`): for each
 /// round `r` in `1..=rounds` it writes `r` to the channel's data words, then publishes
 /// flag = `r`. Warp 1 consumes the channels of the next block (or of its own): whenever
@@ -320,8 +357,13 @@ unsafe fn message_passing<H: Handoff>(
             let flag = unsafe { at::<u32, H::Scope>(flags, channel * MP_STRIDE) };
             for round in 1..=rounds {
                 for k in 0..MP_WORDS {
-                    // SAFETY: as above.
-                    unsafe { at::<u32, H::Scope>(data, word(channel, k)) }.store(round, Relaxed);
+                    if H::PLAIN_DATA {
+                        // SAFETY: in bounds; only this producer writes the word.
+                        unsafe { data.add(word(channel, k)).write(round) };
+                    } else {
+                        // SAFETY: as above.
+                        unsafe { at::<u32, H::Scope>(data, word(channel, k)) }.store(round, Relaxed);
+                    }
                 }
                 H::publish(flag, round);
             }
@@ -336,8 +378,14 @@ unsafe fn message_passing<H: Handoff>(
                 let now = H::observe(flag);
                 if now > seen {
                     for k in 0..MP_WORDS {
-                        // SAFETY: as above.
-                        let value = unsafe { at::<u32, H::Scope>(data, word(channel, k)) }.load(Relaxed);
+                        let value = if H::PLAIN_DATA {
+                            // SAFETY: in bounds; a racing plain read of a u32 (the
+                            // producer writes it), which is what this kernel measures.
+                            unsafe { data.add(word(channel, k)).read() }
+                        } else {
+                            // SAFETY: as above.
+                            unsafe { at::<u32, H::Scope>(data, word(channel, k)) }.load(Relaxed)
+                        };
                         violations += u32::from(value < now);
                     }
                     seen = now;
@@ -381,6 +429,8 @@ mp_kernels! {
     mem_mp_fence_sc_system: FenceScSystem;
     mem_mp_block_release_acquire: BlockReleaseAcquire;
     mem_mp_unfenced: Unfenced;
+    mem_mp_plain_data_fenced: PlainDataFenced;
+    mem_mp_plain_data_unfenced: PlainDataUnfenced;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -3,20 +3,71 @@
 //! The `#![no_std]` library that GPU kernels written in Rust depend on. It compiles for
 //! rustc's `nvptx64-nvidia-cuda` target (through `warpsafe-build`) and for the host.
 //!
-//! Layering, from the bottom:
-//! - [`arch`](crate::arch) is the only module that knows what it runs on. On the GPU it
-//!   lowers to LLVM NVVM intrinsics, which LLVM marks `convergent`, so no optimisation
-//!   may move a warp collective across a branch. Inline `asm!` is not convergent on this
-//!   toolchain and is therefore never used for a collective.
-//! - [`thread`] reads thread, block and grid coordinates.
-//! - [`warp`] holds warp collectives; every one states the hardware rule it relies on.
+//! ## The safety model
+//!
+//! Since Volta (sm_70) the lanes of a warp are scheduled independently. Every warp
+//! collective therefore names its participants in a 32-bit mask, and it is undefined
+//! behaviour (a hang or garbage) when the caller is not in the mask, when a lane of the
+//! mask does not reach the same collective (it exited, or is on another path), or when
+//! lanes of one mask meet at different collectives. warpsafe offers two layers:
+//!
+//! 1. **Raw** ([`warp`], [`barrier`], the pointer-taking parts of [`atomic`]): `unsafe fn`s
+//!    with explicit masks. Each `# Safety` section states the hardware rule the caller
+//!    must keep. They are thin and `#[inline(always)]`, for code that proves its masks by
+//!    other means.
+//! 2. **Safe** ([`group`]): groups in the spirit of CUDA's cooperative groups. A group is
+//!    made from the block's geometry ([`group::Warp`], [`group::Tile`], whose size is
+//!    checked at compile time), from the active mask ([`group::Coalesced`]) or from a vote
+//!    ([`group::Group::labeled_partition`], [`group::Group::binary_partition`]); its
+//!    collectives are methods that always use the mask it was made from, so a caller cannot
+//!    pass a wrong one, and that mask always contains the caller. What the compiler cannot
+//!    prove, that every lane of the group is present at the collective, is checked at run
+//!    time like a bounds check: before each collective the group compares its mask with
+//!    `activemask`, and a missing lane makes the kernel print the collective, source
+//!    location, block, warp, lane and both masks, then `trap` (the host gets
+//!    `Error::KernelFailed` naming the kernel). The check costs one `activemask`, a compare
+//!    and a branch per collective (measured by `warpsafe-bench`'s `group-checks`: see the
+//!    README); building with `--cfg warpsafe_unchecked` removes it explicitly.
+//!
+//! Ordering between threads goes through [`fence`] (scoped `fence.sc`/`fence.acq_rel`)
+//! and [`atomic`] (scoped atomics whose ordering is a type parameter, so an ordering PTX
+//! lacks does not compile). `core::sync::atomic` must not be used in kernels: on nvptx64
+//! it drops memory orderings (rust-lang/rust#136480).
+//!
+//! Codegen: [`arch`] is the only module that knows what it runs on. Collectives lower to
+//! LLVM NVVM intrinsics, which LLVM marks `convergent`, so no optimisation moves them
+//! across a branch (the tests check this in the IR). `asm!` is not convergent on this
+//! toolchain and is used only for instructions that are not collectives (fences, scoped
+//! atomics, ordered loads and stores, `fns`).
+//!
+//! ## From CUDA C++
+//!
+//! | CUDA C++ | warpsafe (safe) | warpsafe (raw) | PTX |
+//! | --- | --- | --- | --- |
+//! | `threadIdx`, `blockDim`, `blockIdx`, `gridDim` | [`thread::thread_idx`], [`thread::block_dim`], [`thread::block_idx`], [`thread::grid_dim`] | | `%tid`, `%ntid`, `%ctaid`, `%nctaid` |
+//! | lane id, `%lanemask_lt` ... | [`thread::lane_id`] | [`warp::lanemask_lt`] (eq, le, gt, ge) | `%laneid`, `%lanemask_*` |
+//! | `__shfl_sync`, `_up`, `_down`, `_xor` | [`group::Group::shfl`], `shfl_up`, `shfl_down`, `shfl_xor` | [`warp::shfl_idx_sync`], [`warp::shfl_up_sync`], [`warp::shfl_down_sync`], [`warp::shfl_xor_sync`] (any `Pod` type, width, `_p` with validity) | `shfl.sync.{idx,up,down,bfly}.b32` |
+//! | `__ballot_sync`, `__any_sync`, `__all_sync`, `__uni_sync` | [`group::Group::ballot`], `any`, `all` | [`warp::ballot_sync`], [`warp::any_sync`], [`warp::all_sync`], [`warp::uni_sync`] | `vote.sync.*` |
+//! | `__activemask` | [`group::Coalesced::active`] | [`warp::active_mask`] | `activemask.b32` |
+//! | `__match_any_sync`, `__match_all_sync` | [`group::Group::match_any`], `match_all` | [`warp::match_any_sync`], [`warp::match_all_sync`] | `match.{any,all}.sync.b32/.b64` |
+//! | `__reduce_add_sync` ... (sm_80) | [`group::Group::reduce`] with [`op::Sum`] ... | [`warp::reduce_add_sync`] ... (shuffle fallback on sm_70) | `redux.sync.*` |
+//! | `__syncwarp` | [`group::Group::sync`] | [`warp::sync_warp`] | `bar.warp.sync` |
+//! | `cg::invoke_one` / `elect.sync` | | [`warp::elect_sync`] (lowest-lane fallback before sm_90) | `elect.sync` |
+//! | `cg::tiled_partition<N>`, `coalesced_threads`, `labeled_partition`, `binary_partition` | [`group::Warp::tiles`], [`group::Coalesced::active`], [`group::Group::labeled_partition`], [`group::Group::binary_partition`] | | |
+//! | `cg::reduce`, `cg::inclusive_scan`, `cg::exclusive_scan` | [`group::Group::reduce`], [`group::Group::inclusive_scan`], [`group::Group::exclusive_scan`] | | shuffles |
+//! | `__syncthreads`, `__syncthreads_count/and/or` | | [`barrier::sync`], [`barrier::sync_count`], [`barrier::sync_and`], [`barrier::sync_or`] | `barrier.sync 0`, `barrier.red.*` |
+//! | named barrier `bar.sync id, n` | | [`barrier::sync_named`] | `barrier.sync id, count` |
+//! | `__threadfence_block`, `__threadfence`, `__threadfence_system` | [`fence::block_sc`], [`fence::device_sc`], [`fence::system_sc`] (`acq_rel`: [`fence::block`], [`fence::device`], [`fence::system`]) | | `fence.sc.{cta,gpu,sys}` |
+//! | `atomicAdd`, `atomicCAS`, ... with `cuda::atomic_ref<T, scope>` | [`atomic::Atomic`] (`BlockAtomicU32`, `DeviceAtomicU64`, ...: `fetch_add`, `add`, `compare_exchange`, ...) | `Atomic::from_ptr` | `atom`/`red.{sem}.{scope}` |
+//! | `cuda::atomic_ref::load(memory_order_acquire)` | [`atomic::Atomic::load`] with [`atomic::Acquire`] | | `ld.acquire.{scope}` |
+//! | `volatile` loads and stores | | [`atomic::load_volatile`], [`atomic::store_volatile`] | `ld.volatile`, `st.volatile` |
 //!
 //! Kernel entry points are not part of this crate: a crate that defines kernels depends on
 //! `warpsafe` and declares its own `extern "ptx-kernel"` functions, so its PTX holds its
 //! kernels and nothing of warpsafe's own (those live in `warpsafe-entry`).
 //!
-//! On the host target the GPU-only modules are compiled out; the CPU emulator that runs
-//! kernels without a GPU will provide a host `arch` backend.
+//! On the host target the GPU-only modules are compiled out; only [`op`] is shared. The
+//! CPU emulator that runs kernels without a GPU will provide a host `arch` backend.
 #![no_std]
 // NVVM intrinsics are the only way to reach the convergent warp collectives from Rust on
 // this target (see `arch`); the feature is internal to rustc, hence the allow. `asm!` on

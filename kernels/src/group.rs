@@ -324,8 +324,6 @@ pub trait Group: Copy {
 /// The caller is in `mask` and every lane of `mask` calls this together.
 #[inline(always)]
 unsafe fn reduce_present<T: Pod, Op: Operator<T>>(mask: u32, value: T, op: Op) -> T {
-    let size = mask.count_ones();
-    let base = mask.trailing_zeros();
     if mask == FULL_MASK {
         // SAFETY: the whole warp is the mask, all of it present (caller's contract). The
         // constant size lets the five steps unroll.
@@ -333,25 +331,11 @@ unsafe fn reduce_present<T: Pod, Op: Operator<T>>(mask: u32, value: T, op: Op) -
     }
     if is_aligned_segment(mask) {
         // SAFETY: as above, for a full tile.
-        return unsafe { butterfly(mask, size, value, op) };
+        return unsafe { butterfly(mask, mask.count_ones(), value, op) };
     }
-    // Any other mask: a tree over ranks. After the step of distance d, rank r holds the
-    // combination of ranks r .. r + 2d (clipped), so rank 0 ends with the total, which is
-    // then broadcast. The loop bound depends only on the mask: uniform over the group.
-    let rank = (mask & warp::lanemask_lt()).count_ones();
-    let mut acc = value;
-    let mut d = 1;
-    while d < size {
-        let src = lane_of_rank(mask, rank + d);
-        // SAFETY: caller's contract; `src` is a lane of the mask or the caller.
-        let other = unsafe { warp::shfl_idx_sync(mask, acc, src, WARP_SIZE) };
-        if rank + d < size {
-            acc = op.combine(acc, other);
-        }
-        d *= 2;
-    }
-    // SAFETY: caller's contract; the lowest lane of the mask holds rank 0.
-    unsafe { warp::shfl_idx_sync(mask, acc, base, WARP_SIZE) }
+    // Any other mask: the rank tree (lower ranks first, then a broadcast).
+    // SAFETY: caller's contract.
+    unsafe { warp::reduce_over_ranks(mask, value, |a, b| op.combine(a, b)) }
 }
 
 /// Butterfly reduction over an aligned segment of `size` lanes (`mask`). After the step

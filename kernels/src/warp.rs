@@ -348,40 +348,25 @@ pub unsafe fn match_all_sync<T: MatchValue>(mask: u32, value: T) -> Option<u32> 
     all_equal.then_some(lanes)
 }
 
-/// The lane of the member of rank `rank` (the `rank`-th set bit of `mask`, from 0),
-/// found by halving the lane range five times with popcounts. `rank` must be below
-/// `mask.count_ones()`.
-#[cfg(not(target_feature = "sm_80"))]
-#[inline(always)]
-fn lane_of_rank(mask: u32, rank: u32) -> u32 {
-    let mut lane = 0;
-    let mut rest = rank;
-    let mut half = arch::WARP_SIZE / 2;
-    while half > 0 {
-        let below = ((mask >> lane) & ((1u32 << half) - 1)).count_ones();
-        if rest >= below {
-            rest -= below;
-            lane += half;
-        }
-        half /= 2;
-    }
-    lane
-}
-
-/// The sm_70 fallback of `redux.sync` for any non-empty `mask`: a tree over the members'
-/// ranks (rank = number of members below the lane). In the step of distance `d`
-/// (1, 2, 4, ...) every member reads, with `shfl.sync.idx`, the partial result of the
-/// member of rank `rank + d` and combines it into its own when that rank exists, so
-/// rank 0 ends with the whole reduction after `ceil(log2(members))` steps; a last
-/// `shfl.sync.idx` broadcasts it from the lowest lane of `mask`. `combine` must be
-/// associative and commutative, as the integer operations of `redux.sync` are.
+/// A reduction over any non-empty `mask`, as a tree over the members' ranks (rank =
+/// number of members below the lane). In the step of distance `d` (1, 2, 4, ...) every
+/// member reads, with `shfl.sync.idx`, the partial result of the member of rank `rank + d`
+/// (found with `fns.b32`) and combines it into its own when that rank exists, so rank 0
+/// ends with the whole reduction after `ceil(log2(members))` steps; a last
+/// `shfl.sync.idx` broadcasts it from the lowest lane of `mask` to every member.
+/// `combine(a, b)` always gets the lower ranks' values in `a`, so it must be associative
+/// but need not commute. The sm_70 fallback of `redux.sync`, and the general case of
+/// [`crate::group::Group::reduce`].
 ///
 /// # Safety
-/// As for [`reduce_add_sync`].
-#[cfg(not(target_feature = "sm_80"))]
+/// `mask` is not empty and the calling lane is in it; every lane of `mask` calls this
+/// together and none has exited.
 #[inline(always)]
-unsafe fn reduce_over_ranks(mask: u32, value: u32, combine: impl Fn(u32, u32) -> u32) -> u32 {
-    let full_segment = shuffle_c(arch::WARP_SIZE, CLAMP_HIGH);
+pub(crate) unsafe fn reduce_over_ranks<T: bytemuck::Pod>(
+    mask: u32,
+    value: T,
+    combine: impl Fn(T, T) -> T,
+) -> T {
     let members = mask.count_ones();
     let rank = (mask & arch::lanemask_lt()).count_ones();
     let mut acc = value;
@@ -391,17 +376,17 @@ unsafe fn reduce_over_ranks(mask: u32, value: u32, combine: impl Fn(u32, u32) ->
     while distance < members {
         let partner = rank + distance;
         let has_partner = partner < members;
-        let src = if has_partner { lane_of_rank(mask, partner) } else { arch::lane_id() };
+        let src = if has_partner { arch::nth_set_lane(mask, partner) } else { arch::lane_id() };
         // SAFETY: every lane of `mask` executes this step (contract above); `src` is a
         // member's lane or the caller's own, which is in `mask` too.
-        let theirs = unsafe { arch::shfl_sync_idx_b32(mask, acc, src, full_segment) };
+        let theirs = unsafe { shfl_idx_sync(mask, acc, src, arch::WARP_SIZE) };
         if has_partner {
             acc = combine(acc, theirs);
         }
         distance *= 2;
     }
     // SAFETY: as above; the lowest lane of `mask` (rank 0) is a member.
-    unsafe { arch::shfl_sync_idx_b32(mask, acc, mask.trailing_zeros(), full_segment) }
+    unsafe { shfl_idx_sync(mask, acc, mask.trailing_zeros(), arch::WARP_SIZE) }
 }
 
 /// Defines a reduction over `mask` that is `redux.sync` on sm_80+ and the rank-tree
@@ -430,13 +415,7 @@ macro_rules! reductions {
             #[cfg(not(target_feature = "sm_80"))]
             {
                 // SAFETY: forwarded from this function's contract.
-                let bits = unsafe {
-                    reduce_over_ranks(mask, bytemuck::cast(value), |x, y| {
-                        let ($a, $b): ($t, $t) = (bytemuck::cast(x), bytemuck::cast(y));
-                        bytemuck::cast($combine)
-                    })
-                };
-                bytemuck::cast(bits)
+                unsafe { reduce_over_ranks(mask, value, |$a: $t, $b: $t| $combine) }
             }
         }
     )*};

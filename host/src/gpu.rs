@@ -200,13 +200,30 @@ impl Gpu {
         args: &[*mut c_void],
     ) -> Result<(), Error> {
         self.make_current()?;
-        let launch_error = |source| Error::Launch { kernel: function.name.clone(), source };
+        // SAFETY: forwarded from the caller.
+        unsafe { self.enqueue(function, config, args)? };
+        self.wait_for(function)
+    }
+
+    /// Queues one launch of `function` on the stream without waiting for it.
+    ///
+    /// # Safety
+    /// As for [`Gpu::launch`]; the context is current.
+    unsafe fn enqueue(
+        &self,
+        function: &Function<'_>,
+        config: LaunchConfig,
+        args: &[*mut c_void],
+    ) -> Result<(), Error> {
         // SAFETY: the caller guarantees the arguments match the kernel's parameters.
         unsafe {
-            self.stream
-                .launch(&function.inner, config.grid, config.block, config.shared_mem_bytes, args)
-                .map_err(launch_error)?;
+            self.stream.launch(&function.inner, config.grid, config.block, config.shared_mem_bytes, args)
         }
+        .map_err(|source| Error::Launch { kernel: function.name.clone(), source })
+    }
+
+    /// Waits for the stream; a failure is reported as `function`'s.
+    fn wait_for(&self, function: &Function<'_>) -> Result<(), Error> {
         self.stream
             .synchronize()
             .map_err(|source| Error::KernelFailed { kernel: function.name.clone(), source })
@@ -236,17 +253,11 @@ impl Gpu {
             .map_err(Error::driver("creating timing events"))?;
         events[0].record(&self.stream).map_err(Error::driver("recording an event"))?;
         for end in &events[1..] {
-            // SAFETY: the caller guarantees the arguments match the kernel's parameters.
-            unsafe {
-                self.stream
-                    .launch(&function.inner, config.grid, config.block, config.shared_mem_bytes, args)
-                    .map_err(|source| Error::Launch { kernel: function.name.clone(), source })?;
-            }
+            // SAFETY: forwarded from the caller.
+            unsafe { self.enqueue(function, config, args)? };
             end.record(&self.stream).map_err(Error::driver("recording an event"))?;
         }
-        self.stream
-            .synchronize()
-            .map_err(|source| Error::KernelFailed { kernel: function.name.clone(), source })?;
+        self.wait_for(function)?;
         events
             .windows(2)
             .map(|pair| pair[1].elapsed(&pair[0]).map_err(Error::driver("reading an event")))

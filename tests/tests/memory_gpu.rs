@@ -13,7 +13,7 @@ use approx::assert_relative_eq;
 use cust::memory::{DeviceBuffer, DeviceCopy};
 use rand::distributions::{Distribution, Standard};
 use rand::{Rng, SeedableRng};
-use warpsafe_host::{kernel_args, Gpu, LaunchConfig, Module};
+use warpsafe_host::{kernel_args, Function, Gpu, LaunchConfig, Module};
 use warpsafe_tests::{gpu_or_skip, test_ptx};
 
 /// Every architecture the test kernels are built for that this GPU can load.
@@ -289,6 +289,29 @@ fn wrap_dec(mut v: u32, n: usize) -> u32 {
     v
 }
 
+/// Launches a counter kernel `(vals, counters, olds)` as `grid` blocks of `block` threads
+/// with `counters` starting at `init` and `olds` poisoned with `poison`; returns the final
+/// counters and the values each thread's returning atomic gave back.
+fn run_counters<T: DeviceCopy + Default>(
+    gpu: &Gpu,
+    function: &Function<'_>,
+    (grid, block): (u32, u32),
+    vals: &[T],
+    init: &[T],
+    poison: T,
+) -> (Vec<T>, Vec<T>) {
+    let d_vals = DeviceBuffer::from_slice(vals).unwrap();
+    let counters = DeviceBuffer::from_slice(init).unwrap();
+    let olds = DeviceBuffer::from_slice(&vec![poison; vals.len()]).unwrap();
+    let (mut p_vals, mut p_counters, mut p_olds) =
+        (d_vals.as_device_ptr(), counters.as_device_ptr(), olds.as_device_ptr());
+    let args = kernel_args![p_vals, p_counters, p_olds];
+    // SAFETY: (vals, counters, olds) with one value and one old per thread and the
+    // kernel's number of counters per group in `init`, as every counter kernel expects.
+    unsafe { gpu.launch(function, LaunchConfig::linear(grid, block), &args) }.unwrap();
+    (counters.as_host_vec().unwrap(), olds.as_host_vec().unwrap())
+}
+
 /// Runs `mem_counters_<T>_<variant>` for every launch shape and checks every counter and
 /// every value the swaps returned.
 fn check_int_counters<T: IntModel>(gpu: &Gpu, seed: u64)
@@ -315,17 +338,7 @@ where
                     g.extend(T::extra_init(&mut rng));
                     init.extend(g);
                 }
-                let d_vals = DeviceBuffer::from_slice(&vals).unwrap();
-                let counters = DeviceBuffer::from_slice(&init).unwrap();
-                let olds = DeviceBuffer::from_slice(&vec![T::ONES; total]).unwrap();
-                let (mut p_vals, mut p_counters, mut p_olds) =
-                    (d_vals.as_device_ptr(), counters.as_device_ptr(), olds.as_device_ptr());
-                let args = kernel_args![p_vals, p_counters, p_olds];
-                // SAFETY: (vals, counters, olds) with one value and one old per thread and
-                // n_counters per group, as the kernel expects.
-                unsafe { gpu.launch(&function, LaunchConfig::linear(grid, block), &args) }.unwrap();
-                let got = counters.as_host_vec().unwrap();
-                let got_olds = olds.as_host_vec().unwrap();
+                let (got, got_olds) = run_counters(gpu, &function, (grid, block), &vals, &init, T::ONES);
                 let per_group = total / groups;
                 for g in 0..groups {
                     let what = format!("sm_{sm} {kernel} grid {grid} block {block} group {g}");
@@ -423,16 +436,7 @@ fn check_float_counters<T: FloatModel>(gpu: &Gpu, seed: u64) {
                 let groups = if per_block { grid as usize } else { 1 };
                 let vals: Vec<T> = (0..total).map(|_| T::sample(&mut rng, 1.0)).collect();
                 let init: Vec<T> = (0..2 * groups).map(|_| T::sample(&mut rng, 10.0)).collect();
-                let d_vals = DeviceBuffer::from_slice(&vals).unwrap();
-                let counters = DeviceBuffer::from_slice(&init).unwrap();
-                let olds = DeviceBuffer::from_slice(&vec![T::POISON; total]).unwrap();
-                let (mut p_vals, mut p_counters, mut p_olds) =
-                    (d_vals.as_device_ptr(), counters.as_device_ptr(), olds.as_device_ptr());
-                let args = kernel_args![p_vals, p_counters, p_olds];
-                // SAFETY: as for the integer counters, with 2 counters per group.
-                unsafe { gpu.launch(&function, LaunchConfig::linear(grid, block), &args) }.unwrap();
-                let got = counters.as_host_vec().unwrap();
-                let got_olds = olds.as_host_vec().unwrap();
+                let (got, got_olds) = run_counters(gpu, &function, (grid, block), &vals, &init, T::POISON);
                 let per_group = total / groups;
                 for g in 0..groups {
                     let what = format!("sm_{sm} {kernel} grid {grid} block {block} group {g}");

@@ -40,23 +40,23 @@ mod kernels {
         }
     }
 
-    /// Per-warp sums of `u32` values (wrapping). See [`warp_sums`] for the contract.
-    ///
-    /// # Safety
-    /// As for [`warp_sums`].
-    #[no_mangle]
-    pub unsafe extern "ptx-kernel" fn warpsafe_warp_sum_u32(input: *const u32, len: u64, out: *mut u32) {
-        // SAFETY: forwarded from the launch contract.
-        unsafe { warp_sums(input, len, out, 0u32) }
-    }
+    warpsafe::kernel! {
+        /// Per-warp sums of `u32` values (wrapping). See [`warp_sums`] for the contract.
+        ///
+        /// # Safety
+        /// As for [`warp_sums`].
+        pub unsafe fn warpsafe_warp_sum_u32(input: *const u32, len: u64, out: *mut u32) {
+            // SAFETY: forwarded from the launch contract.
+            unsafe { warp_sums(input, len, out, 0u32) }
+        }
 
-    /// Per-warp sums of `f32` values. See [`warp_sums`] for the contract.
-    ///
-    /// # Safety
-    /// As for [`warp_sums`].
-    #[no_mangle]
-    pub unsafe extern "ptx-kernel" fn warpsafe_warp_sum_f32(input: *const f32, len: u64, out: *mut f32) {
-        // SAFETY: forwarded from the launch contract.
-        unsafe { warp_sums(input, len, out, 0.0f32) }
+        /// Per-warp sums of `f32` values. See [`warp_sums`] for the contract.
+        ///
+        /// # Safety
+        /// As for [`warp_sums`].
+        pub unsafe fn warpsafe_warp_sum_f32(input: *const f32, len: u64, out: *mut f32) {
+            // SAFETY: forwarded from the launch contract.
+            unsafe { warp_sums(input, len, out, 0.0f32) }
+        }
     }
 }

@@ -89,7 +89,11 @@ pub mod barrier;
 pub mod fence;
 #[cfg(target_arch = "nvptx64")]
 pub mod group;
+#[cfg(target_arch = "nvptx64")]
+pub mod kernel;
 pub mod op;
+#[cfg(target_arch = "nvptx64")]
+pub mod shared;
 #[cfg(target_arch = "nvptx64")]
 pub mod thread;
 #[cfg(target_arch = "nvptx64")]

@@ -272,15 +272,22 @@ fn message_passing_kernels_use_the_protocol_they_name() {
 }
 
 #[test]
-fn block_scope_counters_use_generic_atomics_on_a_kernel_scope_shared_array() {
+fn block_scope_counters_use_generic_atomics_on_a_shared_array() {
     for sm in ARCHS {
         let ptx = test_ptx("memory", sm);
         for (ty, bytes) in [("u32", 72), ("i32", 56), ("u64", 112), ("i64", 112), ("f32", 8), ("f64", 16)] {
             let kernel = format!("mem_counters_{ty}_block");
             let body = kernel_body(ptx, &kernel);
-            let decl = format!(".shared .align 8 .b8 mem_counters[{bytes}];");
-            assert!(body.contains(&decl), "sm_{sm} {kernel}: no {decl}");
-            assert!(body.contains("cvta.shared.u64"), "sm_{sm} {kernel}");
+            // warpsafe::shared! declares the array at module scope; the kernel takes its
+            // generic address.
+            let cvta = body.lines().find(|l| l.contains("cvta.shared.u64")).expect("no cvta.shared.u64");
+            let name = cvta.trim().trim_end_matches(';').rsplit([' ', ',']).next().unwrap();
+            assert!(name.starts_with("warpsafe_shared_"), "sm_{sm} {kernel}: {cvta}");
+            let decl = format!("b8 {name}[{bytes}];");
+            assert!(
+                ptx.lines().any(|l| l.starts_with(".shared .align") && l.ends_with(&decl)),
+                "sm_{sm} {kernel}: no {decl}"
+            );
             assert_eq!(instructions_starting(body, "barrier.sync 0;").len(), 2, "sm_{sm} {kernel}");
             let asm = inline_asm(body);
             assert!(asm.iter().any(|l| l.starts_with("atom.") && l.contains(".cta.")), "sm_{sm} {kernel}");

@@ -18,3 +18,27 @@ pub const FULL_MASK: u32 = u32::MAX;
 
 /// Number of lanes in a warp on every NVIDIA GPU from sm_70 on.
 pub const WARP_SIZE: u32 = 32;
+
+/// FNV-1a hash of a Rust module path: the suffix that makes each shared array's PTX name
+/// unique within a linked module.
+#[doc(hidden)]
+pub const fn path_hash(path: &str) -> u64 {
+    let bytes = path.as_bytes();
+    let mut hash = 0xcbf2_9ce4_8422_2325_u64;
+    let mut i = 0;
+    while i < bytes.len() {
+        hash = (hash ^ bytes[i] as u64).wrapping_mul(0x0100_0000_01b3);
+        i += 1;
+    }
+    hash
+}
+
+/// The alignment a shared array is declared with: its element's, and at least 4 bytes.
+#[doc(hidden)]
+pub const fn shared_alignment(element_alignment: usize) -> usize {
+    if element_alignment < 4 {
+        4
+    } else {
+        element_alignment
+    }
+}

@@ -1,8 +1,10 @@
 //! NVVM intrinsic bindings for `nvptx64-nvidia-cuda`: special registers and `trap` here,
 //! warp collectives in [`warp`], fences, atomics and barriers in [`memory`].
 
+mod declare;
 mod memory;
 mod warp;
+pub use declare::*;
 pub use memory::*;
 pub use warp::*;
 

@@ -6,26 +6,6 @@ use warpsafe::atomic::{
 };
 use warpsafe::{barrier, fence, thread};
 
-/// A generic pointer to a `.shared` array of `$len` elements of `$t`, declared at the
-/// scope of the calling kernel under the name `$name`. Each kernel may use it once per
-/// name: a second declaration of the same name is a ptxas error, never a silent copy.
-macro_rules! shared_array {
-    ($name:literal, $t:ty, $len:expr) => {{
-        let ptr: *mut $t;
-        // SAFETY: declares block-local storage and takes its address; reads and writes
-        // nothing. The array lives for the whole kernel.
-        unsafe {
-            core::arch::asm!(
-                concat!(".shared .align 8 .b8 ", $name, "[{bytes}];\n\tcvta.shared.u64 {ptr}, ", $name, ";"),
-                ptr = out(reg64) ptr,
-                bytes = const $len * core::mem::size_of::<$t>(),
-                options(pure, nomem, nostack),
-            );
-        }
-        ptr
-    }};
-}
-
 /// `&Atomic` over `base[k]`.
 ///
 /// # Safety
@@ -545,7 +525,10 @@ macro_rules! counter_kernels {
             let gid = thread::global_index_x() as usize;
             let group = thread::block_idx().x as usize * $n;
             let first = thread::thread_idx().x == 0;
-            let shared = shared_array!("mem_counters", $t, $n);
+            warpsafe::shared! {
+                static COUNTERS: [$t; $n];
+            }
+            let shared = COUNTERS.slice().as_mut_ptr();
             // SAFETY: the buffers have the sizes above; the shared counters are accessed
             // plainly only by thread 0, separated from the atomics by block barriers that
             // every thread reaches unconditionally.
@@ -703,7 +686,10 @@ fn exchange_value(t: u32, r: u32) -> u32 {
 /// 1-D launch of blocks of at most 1024 threads; `out` holds one element per thread.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn mem_barrier_exchange(out: *mut u32, rounds: u32) {
-    let shared = shared_array!("mem_exchange", u32, MAX_BLOCK);
+    warpsafe::shared! {
+        static EXCHANGE: [u32; MAX_BLOCK];
+    }
+    let shared = EXCHANGE.slice().as_mut_ptr();
     let t = thread::thread_idx().x;
     let n = thread::block_dim().x;
     let mut acc = 0u32;
@@ -731,7 +717,10 @@ pub unsafe extern "ptx-kernel" fn mem_barrier_exchange(out: *mut u32, rounds: u3
 /// As for `mem_barrier_exchange`.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn mem_barrier_named(out: *mut u32, rounds: u32) {
-    let shared = shared_array!("mem_named", u32, MAX_BLOCK);
+    warpsafe::shared! {
+        static NAMED: [u32; MAX_BLOCK];
+    }
+    let shared = NAMED.slice().as_mut_ptr();
     let t = thread::thread_idx().x;
     let gid = thread::global_index_x() as usize;
     let full = thread::block_dim().x / 32;

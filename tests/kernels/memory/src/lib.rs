@@ -7,10 +7,7 @@
 //! - `mem_counters_*`: every atomic operation on counters at each scope.
 //! - `mem_barrier_*`: whole-block, reduction and named barriers.
 //!
-//! Shared memory: Rust cannot place a `static` in PTX's `.shared` state space (it has no
-//! address spaces, and `#[link_section = ".shared"]` still yields a `.global`), so
-//! `shared_array!` declares a kernel-scope `.shared` array in `asm!` and converts its
-//! address to a generic pointer with `cvta.shared.u64`.
+//! Shared memory comes from `warpsafe::shared!`.
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 

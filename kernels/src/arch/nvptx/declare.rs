@@ -1,0 +1,161 @@
+//! What the declaration macros ([`crate::kernel!`], [`crate::shared!`]) expand to on the
+//! GPU, and the accessors of the dynamic shared-memory window.
+//!
+//! Rust has no address spaces, so a `static` cannot live in PTX's `.shared` state space
+//! (`#[link_section]` still yields `.global`). A shared array is therefore declared in
+//! module-scope PTX with `global_asm!` (`.shared .align A .b8 name[bytes];`) and its
+//! generic address taken with `cvta.shared.u64`. The PTX name is `warpsafe_shared_`
+//! followed by a hash of the declaration's module path, source position and type, so two declarations never
+//! collide when the builder links several crates into one module. Like CUDA's
+//! `static __shared__`, every block gets its own copy, shared by all calls in the block.
+
+/// Expands a kernel declaration to a PTX entry point: `#[no_mangle]` keeps the Rust
+/// name as the PTX name the host looks up, and `extern "ptx-kernel"` makes it a
+/// `.entry` (the calling crate enables `#![feature(abi_ptx)]` on nvptx64).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __warpsafe_kernel {
+    ($(#[$attr:meta])* ($($vis:tt)*) $name:ident ($($arg:ident : $ty:ty),*) $body:block) => {
+        $(#[$attr])*
+        #[no_mangle]
+        $($vis)* unsafe extern "ptx-kernel" fn $name($($arg: $ty),*) $body
+    };
+}
+
+/// Declares the PTX storage of one [`crate::shared!`] array and implements
+/// [`crate::shared::SharedStorage`] for `$storage` over it.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __warpsafe_shared_storage {
+    ($storage:ident, $elem:ty, $len:expr) => {
+        const _: () = assert!($len > 0, "a shared array needs at least one element");
+        impl $storage {
+            /// Distinguishes this array's PTX name from every other declaration: the
+            /// module path alone repeats when a macro declares arrays in several
+            /// functions of one module.
+            const PTX_ID: u64 = $crate::arch::path_hash(::core::concat!(
+                ::core::module_path!(),
+                ::core::file!(),
+                ::core::line!(),
+                ":",
+                ::core::column!(),
+                ::core::stringify!($elem),
+                ::core::stringify!($len)
+            ));
+        }
+        ::core::arch::global_asm!(
+            ".shared .align {align} .b8 warpsafe_shared_{id}[{bytes}];",
+            align = const $crate::arch::shared_alignment(::core::mem::align_of::<$elem>()),
+            id = const Storage::PTX_ID,
+            bytes = const ::core::mem::size_of::<$elem>() * $len,
+        );
+
+        // SAFETY: `base` returns the start of the `.shared` array declared above, which
+        // holds `LEN` elements of `Elem` at `Elem`'s alignment (or more) for the whole
+        // lifetime of each block.
+        unsafe impl $crate::shared::SharedStorage for $storage {
+            type Elem = $elem;
+            const LEN: usize = $len;
+
+            #[inline(always)]
+            fn base() -> *mut $elem {
+                let base: *mut $elem;
+                // SAFETY: `cvta.shared` only converts the array's shared address to a
+                // generic one; it reads and writes nothing.
+                unsafe {
+                    ::core::arch::asm!(
+                        "cvta.shared.u64 {base}, warpsafe_shared_{id};",
+                        base = out(reg64) base,
+                        id = const Storage::PTX_ID,
+                        options(pure, nomem, nostack),
+                    );
+                }
+                base
+            }
+        }
+    };
+}
+
+// The dynamic shared-memory window: its size is the `shared_mem_bytes` of the launch.
+core::arch::global_asm!(".extern .shared .align 16 .b8 warpsafe_dynamic_shared[];");
+
+/// The start of this block's dynamic shared memory (16-byte aligned) and its size in
+/// bytes (`%dynamic_smem_size`, the launch's `shared_mem_bytes`).
+#[inline(always)]
+pub fn dynamic_shared() -> (*mut u8, usize) {
+    let base: *mut u8;
+    let bytes: u32;
+    // SAFETY: takes the window's generic address and reads a special register; reads
+    // and writes no memory.
+    unsafe {
+        core::arch::asm!(
+            "cvta.shared.u64 {base}, warpsafe_dynamic_shared;",
+            "mov.u32 {bytes}, %dynamic_smem_size;",
+            base = out(reg64) base,
+            bytes = out(reg32) bytes,
+            options(pure, nomem, nostack),
+        );
+    }
+    (base, bytes as usize)
+}
+
+/// Reads element `*ptr` of a shared array: a plain load on the GPU (the emulator tracks
+/// it for its race check).
+///
+/// # Safety
+/// `ptr` is valid for reads and the read does not race with a write by another thread.
+#[inline(always)]
+pub unsafe fn shared_read<T: Copy>(ptr: *const T) -> T {
+    // SAFETY: forwarded from the caller.
+    unsafe { ptr.read() }
+}
+
+/// Writes element `*ptr` of a shared array: a plain store on the GPU.
+///
+/// # Safety
+/// `ptr` is valid for writes and the write does not race with another thread's access.
+#[inline(always)]
+pub unsafe fn shared_write<T: Copy>(ptr: *mut T, value: T) {
+    // SAFETY: forwarded from the caller.
+    unsafe { ptr.write(value) }
+}
+
+#[repr(C)]
+struct OutOfBoundsArgs {
+    file: *const u8,
+    line: u32,
+    block: [u32; 3],
+    thread: [u32; 3],
+    index: u64,
+    len: u64,
+}
+
+/// Reports a shared-memory index past the end of its array, then traps.
+#[cold]
+#[inline(never)]
+pub fn shared_index_out_of_bounds(index: usize, len: usize, at: &core::panic::Location<'_>) -> ! {
+    let mut file = [0u8; 160];
+    let name = at.file().as_bytes();
+    let keep = name.len().min(file.len() - 1);
+    for (to, from) in file.iter_mut().zip(&name[name.len() - keep..]) {
+        *to = *from;
+    }
+    let (block, thread) = (super::block_idx(), super::thread_idx());
+    let args = OutOfBoundsArgs {
+        file: file.as_ptr(),
+        line: at.line(),
+        block: [block.x, block.y, block.z],
+        thread: [thread.x, thread.y, thread.z],
+        index: index as u64,
+        len: len as u64,
+    };
+    // SAFETY: the format's conversions match OutOfBoundsArgs field by field (a string
+    // pointer, seven u32s, two u64s); repr(C) aligns each to its size.
+    unsafe {
+        super::vprintf(
+            c"warpsafe: shared-memory index out of bounds at %s:%u: block (%u, %u, %u), thread (%u, %u, %u): index %llu, length %llu\n",
+            (&args as *const OutOfBoundsArgs).cast(),
+        );
+    }
+    super::trap()
+}

@@ -1,0 +1,212 @@
+//! Block-shared memory: arrays every thread of a block can read and write.
+//!
+//! The hardware rule: shared memory lives as long as its block, and nothing orders one
+//! thread's accesses with another's except a barrier ([`crate::barrier`], or
+//! [`crate::group::Group::sync`] for the lanes of one warp) or an atomic with a fence.
+//! Two threads touching the same element with at least one write and no barrier between
+//! is a data race: the value read is whatever the hardware's timing gives.
+//!
+//! What warpsafe checks: every index. [`SharedSlice::read`] and [`SharedSlice::write`]
+//! compare the index with the length and, past the end, report the source location,
+//! block, thread, index and length, then trap (on the CPU emulator the launch fails with
+//! the same facts); `--cfg warpsafe_unchecked` removes the check. Races cannot be checked
+//! on the GPU, so the accessors stay `unsafe` there; the emulator checks them (see
+//! `warpsafe::emu`).
+//!
+//! Two kinds of storage:
+//! - static, declared with [`crate::shared!`] at item level (`static PARTIALS: [f32; 32];`):
+//!   like CUDA's `static __shared__`, one copy per block, its size fixed at compile time;
+//! - dynamic, [`dynamic`]: the window whose size the host passes at launch
+//!   (`shared_mem_bytes`), like CUDA's `extern __shared__`.
+//!
+//! ```ignore
+//! warpsafe::shared! {
+//!     /// One partial per warp of the block.
+//!     static PARTIALS: [f32; 32];
+//! }
+//! // in a kernel: SAFETY: each warp's lane 0 writes its own slot, a barrier follows.
+//! unsafe { PARTIALS.write(warp as usize, partial) };
+//! ```
+
+use crate::arch;
+use core::marker::PhantomData;
+use core::panic::Location;
+
+/// The storage behind one [`crate::shared!`] declaration (implemented by the macro).
+///
+/// # Safety
+/// `base()` returns, in every block, the start of that block's own `LEN` elements of
+/// `Elem`, aligned for `Elem`, valid for the whole life of the block.
+pub unsafe trait SharedStorage {
+    /// The element type.
+    type Elem: Copy;
+    /// Number of elements.
+    const LEN: usize;
+    /// The calling block's first element.
+    fn base() -> *mut Self::Elem;
+}
+
+/// A statically sized shared array, declared with [`crate::shared!`].
+pub struct SharedArray<S: SharedStorage> {
+    storage: PhantomData<S>,
+}
+
+// SAFETY: a SharedArray is a zero-sized name for per-block storage; every access goes
+// through `unsafe` accessors whose callers promise freedom from races.
+unsafe impl<S: SharedStorage> Sync for SharedArray<S> {}
+
+impl<S: SharedStorage> SharedArray<S> {
+    #[doc(hidden)]
+    pub const fn new() -> Self {
+        SharedArray { storage: PhantomData }
+    }
+
+    /// Number of elements.
+    #[inline(always)]
+    pub const fn len(&self) -> usize {
+        S::LEN
+    }
+
+    /// Always false: a shared array has at least one element.
+    #[inline(always)]
+    pub const fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The calling block's copy, as a bounds-checked slice.
+    #[inline(always)]
+    pub fn slice(&self) -> SharedSlice<S::Elem> {
+        SharedSlice { base: S::base(), len: S::LEN }
+    }
+
+    /// Reads element `index` of the calling block's copy (bounds-checked).
+    ///
+    /// # Safety
+    /// No other thread writes element `index` between the last barrier and this read
+    /// (or the write is ordered before it by a barrier or syncwarp).
+    #[track_caller]
+    #[inline(always)]
+    pub unsafe fn read(&self, index: usize) -> S::Elem {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.slice().read(index) }
+    }
+
+    /// Writes element `index` of the calling block's copy (bounds-checked).
+    ///
+    /// # Safety
+    /// No other thread reads or writes element `index` unordered with this write.
+    #[track_caller]
+    #[inline(always)]
+    pub unsafe fn write(&self, index: usize, value: S::Elem) {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.slice().write(index, value) }
+    }
+}
+
+/// A bounds-checked view of shared memory: a static array's [`SharedArray::slice`] or
+/// the [`dynamic`] window.
+pub struct SharedSlice<T> {
+    base: *mut T,
+    len: usize,
+}
+
+impl<T> Clone for SharedSlice<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for SharedSlice<T> {}
+
+impl<T: Copy> SharedSlice<T> {
+    /// Number of elements.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there is no element (a dynamic window of fewer bytes than one `T`).
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The first element's generic address, for code that proves its own bounds.
+    #[inline(always)]
+    pub fn as_mut_ptr(&self) -> *mut T {
+        self.base
+    }
+
+    #[track_caller]
+    #[inline(always)]
+    fn check(&self, index: usize) {
+        #[cfg(not(warpsafe_unchecked))]
+        if index >= self.len {
+            arch::shared_index_out_of_bounds(index, self.len, Location::caller());
+        }
+    }
+
+    /// Reads element `index` (bounds-checked).
+    ///
+    /// # Safety
+    /// The read is ordered after every other thread's write of this element by a barrier
+    /// or syncwarp (no data race).
+    #[track_caller]
+    #[inline(always)]
+    pub unsafe fn read(&self, index: usize) -> T {
+        self.check(index);
+        // SAFETY: index < len (checked above); race freedom from the caller.
+        unsafe { arch::shared_read(self.base.add(index)) }
+    }
+
+    /// Writes element `index` (bounds-checked).
+    ///
+    /// # Safety
+    /// The write is ordered with every other thread's access of this element by a
+    /// barrier or syncwarp (no data race).
+    #[track_caller]
+    #[inline(always)]
+    pub unsafe fn write(&self, index: usize, value: T) {
+        self.check(index);
+        // SAFETY: index < len (checked above); race freedom from the caller.
+        unsafe { arch::shared_write(self.base.add(index), value) }
+    }
+}
+
+/// The block's dynamic shared memory as elements of `T`: as many whole elements as the
+/// launch's `shared_mem_bytes` holds. The window starts 16-byte aligned, so `T` may
+/// need at most 16-byte alignment (checked at compile time).
+#[inline(always)]
+pub fn dynamic<T: bytemuck::Pod>() -> SharedSlice<T> {
+    const { assert!(core::mem::align_of::<T>() <= 16, "dynamic shared memory is 16-byte aligned") };
+    let (base, bytes) = arch::dynamic_shared();
+    SharedSlice { base: base.cast(), len: bytes / core::mem::size_of::<T>().max(1) }
+}
+
+/// Declares a statically sized block-shared array at item level.
+///
+/// ```ignore
+/// warpsafe::shared! {
+///     /// Scratch for the block reduction.
+///     static SCRATCH: [u64; 32];
+/// }
+/// ```
+///
+/// The name becomes a [`SharedArray`]; a module of the same name holds its storage type.
+/// The element type must be `Copy`; the length must be positive.
+#[macro_export]
+macro_rules! shared {
+    ($(#[$attr:meta])* $vis:vis static $name:ident : [$elem:ty; $len:expr];) => {
+        #[doc(hidden)]
+        #[allow(non_snake_case)]
+        $vis mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            /// The storage of the shared array of the same name.
+            pub struct Storage;
+            $crate::__warpsafe_shared_storage!(Storage, $elem, $len);
+        }
+        $(#[$attr])*
+        $vis static $name: $crate::shared::SharedArray<$name::Storage> = $crate::shared::SharedArray::new();
+    };
+}

@@ -17,6 +17,7 @@
 mod error;
 mod gpu;
 pub mod ptx;
+pub mod reduce;
 
 pub use error::Error;
 pub use gpu::{Function, Gpu, LaunchConfig, Module, WarpSumElement};

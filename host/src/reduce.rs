@@ -1,0 +1,1 @@
+//! Whole-array reductions on the device (being built: see issue 5).

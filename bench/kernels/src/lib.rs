@@ -1,6 +1,10 @@
-//! Kernels timed by `warpsafe-bench`. Each runs one warp collective `iters` times per
-//! thread in a dependent chain (each result feeds the next call), so the time is the
-//! collective's latency plus whatever checking surrounds it.
+//! Kernels timed by `warpsafe-bench`.
+//!
+//! - `bench_group_*` (the `group-checks` benchmark): each runs one warp collective `iters`
+//!   times per thread in a dependent chain (each result feeds the next call), so the time
+//!   is the collective's latency plus whatever checking surrounds it.
+//! - `bench_read_x{2,4,8}` (the `reduce-bench` benchmark): the memory roofline, a kernel
+//!   that reads every byte of its input once with 16-byte loads and writes almost nothing.
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
 
@@ -53,5 +57,99 @@ mod kernels {
         }
         // SAFETY: one element per thread.
         unsafe { *out.add(thread::global_index_x() as usize) = x };
+    }
+
+    /// Sixteen bytes with sixteen-byte alignment, so that one read of it is one
+    /// `ld.global.v4.b32`: the widest load a thread can issue, and the one that moves the
+    /// most bytes per instruction (fewest load instructions in flight per byte).
+    #[repr(C, align(16))]
+    #[derive(Clone, Copy)]
+    pub struct Vector([u32; 4]);
+
+    /// The XOR of one vector's four words: cheap, and it makes every loaded word feed the
+    /// result, so the compiler keeps every load.
+    #[inline(always)]
+    fn fold(v: Vector) -> u32 {
+        v.0[0] ^ v.0[1] ^ v.0[2] ^ v.0[3]
+    }
+
+    /// Body of the read-roofline kernels: a grid-stride loop over `vectors` 16-byte
+    /// vectors in which each thread issues `UNROLL` independent loads before it uses any
+    /// of them, so that `UNROLL` loads per thread are in flight (DRAM latency is hidden
+    /// by the bytes in flight, not by the instruction count). Within one step the warp's
+    /// 32 loads of one vector are 512 consecutive bytes: fully coalesced.
+    ///
+    /// The only store is the thread's XOR of what it read, and only when that equals
+    /// `sentinel` (the host picks a value that almost never occurs), so the kernel
+    /// writes almost nothing while the compiler cannot drop a single load.
+    ///
+    /// # Safety
+    /// `input` is 16-byte aligned and holds `vectors` readable vectors; `out` holds one
+    /// writable `u32` per thread of the grid (a 1-D grid).
+    #[inline(always)]
+    unsafe fn read_all<const UNROLL: usize>(
+        input: *const Vector,
+        vectors: u64,
+        sentinel: u32,
+        out: *mut u32,
+    ) {
+        let stride = thread::grid_threads_x();
+        let me = thread::global_index_x();
+        let mut i = me;
+        let mut acc = 0u32;
+        while i + (UNROLL as u64 - 1) * stride < vectors {
+            // All loads first, then all uses: constant trip counts, fully unrolled.
+            let mut batch = [Vector([0; 4]); UNROLL];
+            let mut k = 0;
+            while k < UNROLL {
+                // SAFETY: i + k * stride <= i + (UNROLL - 1) * stride < vectors.
+                batch[k] = unsafe { *input.add((i + k as u64 * stride) as usize) };
+                k += 1;
+            }
+            let mut k = 0;
+            while k < UNROLL {
+                acc ^= fold(batch[k]);
+                k += 1;
+            }
+            i += UNROLL as u64 * stride;
+        }
+        while i < vectors {
+            // SAFETY: i < vectors.
+            acc ^= fold(unsafe { *input.add(i as usize) });
+            i += stride;
+        }
+        if acc == sentinel {
+            // SAFETY: `out` holds one element per thread of the grid; `me` is this thread's.
+            unsafe { *out.add(me as usize) = acc };
+        }
+    }
+
+    warpsafe::kernel! {
+        /// Read roofline with 2 loads in flight per thread. See `read_all`.
+        ///
+        /// # Safety
+        /// As for `read_all`.
+        pub unsafe fn bench_read_x2(input: *const Vector, vectors: u64, sentinel: u32, out: *mut u32) {
+            // SAFETY: forwarded from the launch contract.
+            unsafe { read_all::<2>(input, vectors, sentinel, out) }
+        }
+
+        /// Read roofline with 4 loads in flight per thread. See `read_all`.
+        ///
+        /// # Safety
+        /// As for `read_all`.
+        pub unsafe fn bench_read_x4(input: *const Vector, vectors: u64, sentinel: u32, out: *mut u32) {
+            // SAFETY: forwarded from the launch contract.
+            unsafe { read_all::<4>(input, vectors, sentinel, out) }
+        }
+
+        /// Read roofline with 8 loads in flight per thread. See `read_all`.
+        ///
+        /// # Safety
+        /// As for `read_all`.
+        pub unsafe fn bench_read_x8(input: *const Vector, vectors: u64, sentinel: u32, out: *mut u32) {
+            // SAFETY: forwarded from the launch contract.
+            unsafe { read_all::<8>(input, vectors, sentinel, out) }
+        }
     }
 }

@@ -31,6 +31,8 @@
 //!
 //! Barrier 0 belongs to the whole-block functions; named barriers use ids 1 to 15.
 
+use core::panic::Location;
+
 use crate::arch;
 
 /// The number of hardware barriers per block; named barriers use ids `1..BARRIERS`.
@@ -44,7 +46,9 @@ pub const BARRIERS: u32 = 16;
 /// waiting here would need); no other barrier function with id 0 runs at the same time.
 /// Otherwise the block deadlocks.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn sync() {
+    let _site = arch::site(c"barrier::sync", Location::caller());
     // SAFETY: forwarded from the caller.
     unsafe { arch::barrier_sync(0) }
 }
@@ -60,7 +64,9 @@ pub unsafe fn sync() {
 ///   same `count`, and the threads of one warp that arrive all belong to those `count`
 ///   (use whole warps). Too few threads deadlock; too many break the next use.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn sync_named(id: u32, count: u32) {
+    let _site = arch::site(c"barrier::sync_named", Location::caller());
     // SAFETY: forwarded from the caller.
     unsafe { arch::barrier_sync_count(id, count) }
 }
@@ -71,7 +77,9 @@ pub unsafe fn sync_named(id: u32, count: u32) {
 /// # Safety
 /// As for [`sync`]; all threads of the block meet in this same function.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn sync_count(predicate: bool) -> u32 {
+    let _site = arch::site(c"barrier::sync_count", Location::caller());
     // SAFETY: forwarded from the caller.
     unsafe { arch::barrier_red_popc(0, predicate) }
 }
@@ -82,7 +90,9 @@ pub unsafe fn sync_count(predicate: bool) -> u32 {
 /// # Safety
 /// As for [`sync_count`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn sync_and(predicate: bool) -> bool {
+    let _site = arch::site(c"barrier::sync_and", Location::caller());
     // SAFETY: forwarded from the caller.
     unsafe { arch::barrier_red_and(0, predicate) }
 }
@@ -93,7 +103,9 @@ pub unsafe fn sync_and(predicate: bool) -> bool {
 /// # Safety
 /// As for [`sync_count`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn sync_or(predicate: bool) -> bool {
+    let _site = arch::site(c"barrier::sync_or", Location::caller());
     // SAFETY: forwarded from the caller.
     unsafe { arch::barrier_red_or(0, predicate) }
 }

@@ -69,19 +69,20 @@ use crate::thread;
 use crate::warp::{self, MatchValue};
 
 /// Traps with a message when a lane of `mask` is not converged with the caller (see the
-/// module docs). Compiled out under `--cfg warpsafe_unchecked`.
+/// module docs; [`arch::group_lanes_missing`] is the test, which on the emulator is
+/// replaced by its exact rendezvous check). Compiled out under `--cfg warpsafe_unchecked`.
+/// The returned site names the group collective and its caller in the emulator's
+/// messages while the collective runs.
 #[inline(always)]
 #[track_caller]
-fn check_present(mask: u32, collective: &'static CStr) {
+fn check_present(mask: u32, collective: &'static CStr) -> arch::Site {
     #[cfg(not(warpsafe_unchecked))]
-    {
-        let present = warp::active_mask();
-        if present & mask != mask {
-            report_missing_lanes(collective, mask, present, Location::caller());
-        }
+    if let Some(present) = arch::group_lanes_missing(mask) {
+        report_missing_lanes(collective, mask, present, Location::caller());
     }
     #[cfg(warpsafe_unchecked)]
-    let _ = (mask, collective);
+    let _ = mask;
+    arch::site(collective, Location::caller())
 }
 
 /// The arguments of the misuse message, laid out as CUDA's `vprintf` reads them.
@@ -166,7 +167,7 @@ pub trait Group: Copy {
     #[inline(always)]
     #[track_caller]
     fn sync(&self) {
-        check_present(self.mask(), c"sync");
+        let _site = check_present(self.mask(), c"sync");
         // SAFETY: the caller is in the mask and every lane of it is present (checked).
         unsafe { warp::sync_warp(self.mask()) }
     }
@@ -175,7 +176,7 @@ pub trait Group: Copy {
     #[inline(always)]
     #[track_caller]
     fn ballot(&self, predicate: bool) -> u32 {
-        check_present(self.mask(), c"ballot");
+        let _site = check_present(self.mask(), c"ballot");
         // SAFETY: as for `sync`.
         unsafe { warp::ballot_sync(self.mask(), predicate) }
     }
@@ -184,7 +185,7 @@ pub trait Group: Copy {
     #[inline(always)]
     #[track_caller]
     fn any(&self, predicate: bool) -> bool {
-        check_present(self.mask(), c"any");
+        let _site = check_present(self.mask(), c"any");
         // SAFETY: as for `sync`.
         unsafe { warp::any_sync(self.mask(), predicate) }
     }
@@ -193,7 +194,7 @@ pub trait Group: Copy {
     #[inline(always)]
     #[track_caller]
     fn all(&self, predicate: bool) -> bool {
-        check_present(self.mask(), c"all");
+        let _site = check_present(self.mask(), c"all");
         // SAFETY: as for `sync`.
         unsafe { warp::all_sync(self.mask(), predicate) }
     }
@@ -202,7 +203,7 @@ pub trait Group: Copy {
     #[inline(always)]
     #[track_caller]
     fn match_any<T: MatchValue>(&self, value: T) -> u32 {
-        check_present(self.mask(), c"match_any");
+        let _site = check_present(self.mask(), c"match_any");
         // SAFETY: as for `sync`.
         unsafe { warp::match_any_sync(self.mask(), value) }
     }
@@ -211,7 +212,7 @@ pub trait Group: Copy {
     #[inline(always)]
     #[track_caller]
     fn match_all<T: MatchValue>(&self, value: T) -> Option<u32> {
-        check_present(self.mask(), c"match_all");
+        let _site = check_present(self.mask(), c"match_all");
         // SAFETY: as for `sync`.
         unsafe { warp::match_all_sync(self.mask(), value) }
     }
@@ -221,7 +222,7 @@ pub trait Group: Copy {
     #[inline(always)]
     #[track_caller]
     fn shfl<T: Pod>(&self, value: T, src_rank: u32) -> T {
-        check_present(self.mask(), c"shfl");
+        let _site = check_present(self.mask(), c"shfl");
         let src = lane_of_rank(self.mask(), src_rank);
         // SAFETY: as for `sync`; `src` is a lane of the mask or the caller itself.
         unsafe { warp::shfl_idx_sync(self.mask(), value, src, WARP_SIZE) }
@@ -232,7 +233,7 @@ pub trait Group: Copy {
     #[inline(always)]
     #[track_caller]
     fn shfl_up<T: Pod>(&self, value: T, delta: u32) -> T {
-        check_present(self.mask(), c"shfl_up");
+        let _site = check_present(self.mask(), c"shfl_up");
         let rank = self.thread_rank();
         let src = if rank >= delta { lane_of_rank(self.mask(), rank - delta) } else { arch::lane_id() };
         // SAFETY: as for `shfl`.
@@ -243,7 +244,7 @@ pub trait Group: Copy {
     #[inline(always)]
     #[track_caller]
     fn shfl_down<T: Pod>(&self, value: T, delta: u32) -> T {
-        check_present(self.mask(), c"shfl_down");
+        let _site = check_present(self.mask(), c"shfl_down");
         let src = lane_of_rank(self.mask(), self.thread_rank().saturating_add(delta));
         // SAFETY: as for `shfl`.
         unsafe { warp::shfl_idx_sync(self.mask(), value, src, WARP_SIZE) }
@@ -254,7 +255,7 @@ pub trait Group: Copy {
     #[inline(always)]
     #[track_caller]
     fn shfl_xor<T: Pod>(&self, value: T, lane_mask: u32) -> T {
-        check_present(self.mask(), c"shfl_xor");
+        let _site = check_present(self.mask(), c"shfl_xor");
         let src = lane_of_rank(self.mask(), self.thread_rank() ^ lane_mask);
         // SAFETY: as for `shfl`.
         unsafe { warp::shfl_idx_sync(self.mask(), value, src, WARP_SIZE) }
@@ -266,7 +267,7 @@ pub trait Group: Copy {
     #[inline(always)]
     #[track_caller]
     fn reduce<T: Pod, Op: Operator<T>>(&self, value: T, op: Op) -> T {
-        check_present(self.mask(), c"reduce");
+        let _site = check_present(self.mask(), c"reduce");
         // SAFETY: every lane of the mask is present (checked just above).
         unsafe { reduce_present(self.mask(), value, op) }
     }
@@ -275,7 +276,7 @@ pub trait Group: Copy {
     #[inline(always)]
     #[track_caller]
     fn inclusive_scan<T: Pod, Op: Operator<T>>(&self, value: T, op: Op) -> T {
-        check_present(self.mask(), c"inclusive_scan");
+        let _site = check_present(self.mask(), c"inclusive_scan");
         // SAFETY: every lane of the mask is present (checked just above).
         unsafe { inclusive_scan_present(self.mask(), value, op) }
     }
@@ -285,7 +286,7 @@ pub trait Group: Copy {
     #[inline(always)]
     #[track_caller]
     fn exclusive_scan<T: Pod, Op: Operator<T>>(&self, value: T, op: Op) -> T {
-        check_present(self.mask(), c"exclusive_scan");
+        let _site = check_present(self.mask(), c"exclusive_scan");
         let mask = self.mask();
         // SAFETY: every lane of the mask is present (checked just above).
         let inclusive = unsafe { inclusive_scan_present(mask, value, op) };
@@ -458,6 +459,7 @@ pub struct Coalesced {
 impl Coalesced {
     /// The lanes executing this call together with the caller (`activemask`).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn active() -> Coalesced {
         Coalesced { mask: warp::active_mask() }
     }

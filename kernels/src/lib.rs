@@ -1,6 +1,6 @@
 //! # warpsafe (device side)
 //!
-//! The `#![no_std]` library that GPU kernels written in Rust depend on. It compiles for
+//! The library that GPU kernels written in Rust depend on (`#![no_std]` on the GPU). It compiles for
 //! rustc's `nvptx64-nvidia-cuda` target (through `warpsafe-build`) and for the host.
 //!
 //! ## The safety model
@@ -66,9 +66,15 @@
 //! `warpsafe` and declares its own `extern "ptx-kernel"` functions, so its PTX holds its
 //! kernels and nothing of warpsafe's own (those live in `warpsafe-entry`).
 //!
-//! On the host target the GPU-only modules are compiled out; only [`op`] is shared. The
-//! CPU emulator that runs kernels without a GPU will provide a host `arch` backend.
-#![no_std]
+//! ## On the host: the CPU emulator
+//!
+//! Compiled for the host, every module builds too: [`arch`] then drives the CPU emulator
+//! in `emu` (host only), which runs kernels declared with [`kernel!`] without a GPU,
+//! under independent thread scheduling with a seeded scheduler, and reports every broken
+//! warp rule (a mask without its caller, mismatched or never-completing collectives,
+//! barriers not reached, shared-memory out-of-bounds accesses and data races) as an error
+//! naming the kernel, the threads, the masks and the source locations.
+#![cfg_attr(target_arch = "nvptx64", no_std)]
 // NVVM intrinsics are the only way to reach the convergent warp collectives from Rust on
 // this target (see `arch`); the feature is internal to rustc, hence the allow. `asm!` on
 // nvptx64 is still experimental; it is used only for non-collective instructions.
@@ -79,24 +85,17 @@
 )]
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]
 
-#[cfg(target_arch = "nvptx64")]
 pub mod arch;
-#[cfg(target_arch = "nvptx64")]
 pub mod atomic;
-#[cfg(target_arch = "nvptx64")]
 pub mod barrier;
-#[cfg(target_arch = "nvptx64")]
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod emu;
 pub mod fence;
-#[cfg(target_arch = "nvptx64")]
 pub mod group;
-#[cfg(target_arch = "nvptx64")]
 pub mod kernel;
 pub mod op;
-#[cfg(target_arch = "nvptx64")]
 pub mod shared;
-#[cfg(target_arch = "nvptx64")]
 pub mod thread;
-#[cfg(target_arch = "nvptx64")]
 pub mod warp;
 
 /// A panic in a kernel cannot unwind: it executes `trap`, which aborts the whole launch,

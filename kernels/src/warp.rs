@@ -50,6 +50,8 @@
 //! return the hardware's predicate: `true` when the value came from the computed source
 //! lane, `false` when the caller kept its own value.
 
+use core::panic::Location;
+
 use crate::arch::{self, FULL_MASK};
 
 pub use crate::arch::lane_id;
@@ -100,7 +102,9 @@ fn shuffle_words<T: bytemuck::Pod>(value: T, mut shuffle: impl FnMut(u32) -> (u3
 /// result is undefined. `width` is a power of two in `1..=32` (otherwise the source lane
 /// is unspecified).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn shfl_idx_sync<T: bytemuck::Pod>(mask: u32, value: T, src_lane: u32, width: u32) -> T {
+    let _site = arch::site(c"warp::shfl_idx_sync", Location::caller());
     let c = shuffle_c(width, CLAMP_HIGH);
     let (moved, _) = shuffle_words(value, |word| {
         // SAFETY: forwarded from this function's contract; every word uses the same
@@ -117,7 +121,9 @@ pub unsafe fn shfl_idx_sync<T: bytemuck::Pod>(mask: u32, value: T, src_lane: u32
 /// As for [`shfl_idx_sync`]: the caller is in `mask`, all of `mask` arrives with the same
 /// arguments `mask` and `width`, and the source lane (when in range) is in `mask`.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn shfl_up_sync<T: bytemuck::Pod>(mask: u32, value: T, delta: u32, width: u32) -> T {
+    let _site = arch::site(c"warp::shfl_up_sync", Location::caller());
     let c = shuffle_c(width, CLAMP_LOW);
     let (moved, _) = shuffle_words(value, |word| {
         // SAFETY: forwarded from this function's contract; every word uses the same
@@ -134,7 +140,9 @@ pub unsafe fn shfl_up_sync<T: bytemuck::Pod>(mask: u32, value: T, delta: u32, wi
 /// As for [`shfl_idx_sync`]: the caller is in `mask`, all of `mask` arrives with the same
 /// `mask` and `width`, and the source lane (when in range) is in `mask`.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn shfl_down_sync<T: bytemuck::Pod>(mask: u32, value: T, delta: u32, width: u32) -> T {
+    let _site = arch::site(c"warp::shfl_down_sync", Location::caller());
     let c = shuffle_c(width, CLAMP_HIGH);
     let (moved, _) = shuffle_words(value, |word| {
         // SAFETY: forwarded from this function's contract; every word uses the same
@@ -151,7 +159,9 @@ pub unsafe fn shfl_down_sync<T: bytemuck::Pod>(mask: u32, value: T, delta: u32, 
 /// As for [`shfl_idx_sync`]: the caller is in `mask`, all of `mask` arrives with the same
 /// `mask` and `width`, and the source lane (when in range) is in `mask`.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn shfl_xor_sync<T: bytemuck::Pod>(mask: u32, value: T, lane_mask: u32, width: u32) -> T {
+    let _site = arch::site(c"warp::shfl_xor_sync", Location::caller());
     let c = shuffle_c(width, CLAMP_HIGH);
     let (moved, _) = shuffle_words(value, |word| {
         // SAFETY: forwarded from this function's contract; every word uses the same
@@ -167,7 +177,9 @@ pub unsafe fn shfl_xor_sync<T: bytemuck::Pod>(mask: u32, value: T, lane_mask: u3
 /// # Safety
 /// As for [`shfl_idx_sync`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn shfl_idx_sync_p<T: bytemuck::Pod>(mask: u32, value: T, src_lane: u32, width: u32) -> (T, bool) {
+    let _site = arch::site(c"warp::shfl_idx_sync_p", Location::caller());
     let c = shuffle_c(width, CLAMP_HIGH);
     shuffle_words(value, |word| {
         // SAFETY: forwarded from this function's contract; every word uses the same
@@ -182,7 +194,9 @@ pub unsafe fn shfl_idx_sync_p<T: bytemuck::Pod>(mask: u32, value: T, src_lane: u
 /// # Safety
 /// As for [`shfl_up_sync`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn shfl_up_sync_p<T: bytemuck::Pod>(mask: u32, value: T, delta: u32, width: u32) -> (T, bool) {
+    let _site = arch::site(c"warp::shfl_up_sync_p", Location::caller());
     let c = shuffle_c(width, CLAMP_LOW);
     shuffle_words(value, |word| {
         // SAFETY: forwarded from this function's contract, for every word alike.
@@ -196,7 +210,9 @@ pub unsafe fn shfl_up_sync_p<T: bytemuck::Pod>(mask: u32, value: T, delta: u32, 
 /// # Safety
 /// As for [`shfl_down_sync`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn shfl_down_sync_p<T: bytemuck::Pod>(mask: u32, value: T, delta: u32, width: u32) -> (T, bool) {
+    let _site = arch::site(c"warp::shfl_down_sync_p", Location::caller());
     let c = shuffle_c(width, CLAMP_HIGH);
     shuffle_words(value, |word| {
         // SAFETY: forwarded from this function's contract, for every word alike.
@@ -210,12 +226,14 @@ pub unsafe fn shfl_down_sync_p<T: bytemuck::Pod>(mask: u32, value: T, delta: u32
 /// # Safety
 /// As for [`shfl_xor_sync`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn shfl_xor_sync_p<T: bytemuck::Pod>(
     mask: u32,
     value: T,
     lane_mask: u32,
     width: u32,
 ) -> (T, bool) {
+    let _site = arch::site(c"warp::shfl_xor_sync_p", Location::caller());
     let c = shuffle_c(width, CLAMP_HIGH);
     shuffle_words(value, |word| {
         // SAFETY: forwarded from this function's contract, for every word alike.
@@ -230,7 +248,9 @@ pub unsafe fn shfl_xor_sync_p<T: bytemuck::Pod>(
 /// The calling lane is in `mask`; every lane of `mask` reaches this vote with the same
 /// `mask` and none has exited.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn ballot_sync(mask: u32, predicate: bool) -> u32 {
+    let _site = arch::site(c"warp::ballot_sync", Location::caller());
     // SAFETY: forwarded from this function's contract.
     unsafe { arch::vote_sync_ballot(mask, predicate) }
 }
@@ -241,7 +261,9 @@ pub unsafe fn ballot_sync(mask: u32, predicate: bool) -> u32 {
 /// # Safety
 /// As for [`ballot_sync`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn any_sync(mask: u32, predicate: bool) -> bool {
+    let _site = arch::site(c"warp::any_sync", Location::caller());
     // SAFETY: forwarded from this function's contract.
     unsafe { arch::vote_sync_any(mask, predicate) }
 }
@@ -251,7 +273,9 @@ pub unsafe fn any_sync(mask: u32, predicate: bool) -> bool {
 /// # Safety
 /// As for [`ballot_sync`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn all_sync(mask: u32, predicate: bool) -> bool {
+    let _site = arch::site(c"warp::all_sync", Location::caller());
     // SAFETY: forwarded from this function's contract.
     unsafe { arch::vote_sync_all(mask, predicate) }
 }
@@ -262,7 +286,9 @@ pub unsafe fn all_sync(mask: u32, predicate: bool) -> bool {
 /// # Safety
 /// As for [`ballot_sync`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn uni_sync(mask: u32, predicate: bool) -> bool {
+    let _site = arch::site(c"warp::uni_sync", Location::caller());
     // SAFETY: forwarded from this function's contract.
     unsafe { arch::vote_sync_uni(mask, predicate) }
 }
@@ -272,7 +298,9 @@ pub unsafe fn uni_sync(mask: u32, predicate: bool) -> bool {
 /// a later collective: lanes that will reach the same code, but that the scheduler runs
 /// separately, are missing from it.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn active_mask() -> u32 {
+    let _site = arch::site(c"warp::active_mask", Location::caller());
     arch::activemask()
 }
 
@@ -331,7 +359,9 @@ match_value! {
 /// The calling lane is in `mask`; every lane of `mask` reaches this match with the same
 /// `mask` and none has exited.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn match_any_sync<T: MatchValue>(mask: u32, value: T) -> u32 {
+    let _site = arch::site(c"warp::match_any_sync", Location::caller());
     // SAFETY: forwarded from this function's contract.
     unsafe { value.match_any(mask) }
 }
@@ -342,7 +372,9 @@ pub unsafe fn match_any_sync<T: MatchValue>(mask: u32, value: T) -> u32 {
 /// # Safety
 /// As for [`match_any_sync`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn match_all_sync<T: MatchValue>(mask: u32, value: T) -> Option<u32> {
+    let _site = arch::site(c"warp::match_all_sync", Location::caller());
     // SAFETY: forwarded from this function's contract.
     let (lanes, all_equal) = unsafe { value.match_all(mask) };
     all_equal.then_some(lanes)
@@ -398,7 +430,7 @@ macro_rules! reductions {
     )*) => {$(
         $(#[$doc])*
         #[doc = concat!("\n\nLowers to `", $instr, "` (sm_80+) when compiled for sm_80 or newer ")]
-        #[doc = "(chosen at compile time); on sm_70 to a tree of `shfl.sync.idx.b32` (sm_70+) over "]
+        #[doc = "(chosen at compile time; the emulator runs it as one `redux.sync`); on sm_70 to a tree of `shfl.sync.idx.b32` (sm_70+) over "]
         #[doc = "the ranks of the lanes of `mask`, `ceil(log2(members)) + 1` shuffles, correct for "]
         #[doc = "any non-empty `mask`. Every lane of `mask` receives the result."]
         ///
@@ -406,13 +438,20 @@ macro_rules! reductions {
         /// `mask` is not empty and the calling lane is in it; every lane of `mask` reaches
         /// this reduction with the same `mask` and none has exited.
         #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub unsafe fn $name(mask: u32, value: $t) -> $t {
-            #[cfg(target_feature = "sm_80")]
+            const NAME: &core::ffi::CStr =
+                match core::ffi::CStr::from_bytes_with_nul(concat!("warp::", stringify!($name), "\0").as_bytes()) {
+                    Ok(name) => name,
+                    Err(_) => panic!("a function name has no NUL byte"),
+                };
+            let _site = arch::site(NAME, Location::caller());
+            #[cfg(any(target_feature = "sm_80", not(target_arch = "nvptx64")))]
             {
                 // SAFETY: forwarded from this function's contract.
                 unsafe { arch::$redux(mask, value) }
             }
-            #[cfg(not(target_feature = "sm_80"))]
+            #[cfg(all(not(target_feature = "sm_80"), target_arch = "nvptx64"))]
             {
                 // SAFETY: forwarded from this function's contract.
                 unsafe { reduce_over_ranks(mask, value, |$a: $t, $b: $t| $combine) }
@@ -448,7 +487,9 @@ reductions! {
 /// The calling lane is in `mask`; every lane of `mask` reaches this barrier with the same
 /// `mask` and none has exited.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn sync_warp(mask: u32) {
+    let _site = arch::site(c"warp::sync_warp", Location::caller());
     // SAFETY: forwarded from this function's contract.
     unsafe { arch::bar_warp_sync(mask) }
 }
@@ -467,13 +508,15 @@ pub unsafe fn sync_warp(mask: u32) {
 /// The calling lane is in `mask`; every lane of `mask` reaches this election with the
 /// same `mask` and none has exited.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn elect_sync(mask: u32) -> bool {
-    #[cfg(target_feature = "sm_90")]
+    let _site = arch::site(c"warp::elect_sync", Location::caller());
+    #[cfg(any(target_feature = "sm_90", not(target_arch = "nvptx64")))]
     {
         // SAFETY: forwarded from this function's contract.
         unsafe { arch::elect_sync(mask) }
     }
-    #[cfg(not(target_feature = "sm_90"))]
+    #[cfg(all(not(target_feature = "sm_90"), target_arch = "nvptx64"))]
     {
         // SAFETY: forwarded from this function's contract.
         let arrived = unsafe { arch::vote_sync_ballot(mask, true) };

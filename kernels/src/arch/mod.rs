@@ -1,17 +1,32 @@
-//! The hardware layer: the one place that knows it runs on an NVIDIA GPU.
+//! The hardware layer: the one place that knows what it runs on.
 //!
-//! Every function here is a thin, `#[inline(always)]` wrapper over one LLVM NVVM intrinsic.
-//! Warp collectives go through intrinsics and never through `asm!`: LLVM declares the
+//! Compiled for `nvptx64-nvidia-cuda`, every function here is a thin, `#[inline(always)]`
+//! wrapper over one LLVM NVVM intrinsic or one PTX instruction. Warp collectives go
+//! through intrinsics and never through `asm!`: LLVM declares the
 //! `llvm.nvvm.shfl.sync.*` family `convergent`, which forbids hoisting or sinking a call
 //! into or out of control flow that some lanes skip; rustc emits `asm!` without that
 //! attribute on this toolchain.
 //!
+//! Compiled for any other target, the same functions (same names, same signatures) drive
+//! the CPU emulator (`warpsafe::emu`, host only): each emulated GPU thread runs on its own coroutine,
+//! and every function that communicates with other threads (a collective, a barrier, an
+//! atomic, a fence, a volatile or shared-memory access) is a point where the emulator's
+//! seeded scheduler may switch threads, and where it checks the rules below.
+//!
 //! All collectives here are `unsafe fn`: the hardware cannot check the rules in their
-//! `# Safety` sections, and breaking one is undefined behaviour (a hang, or garbage).
-//! The safe layers above ([`crate::warp`]) establish those rules by construction.
+//! `# Safety` sections, and breaking one is undefined behaviour on the GPU (a hang, or
+//! garbage) and an error of the launch on the emulator. The safe layers above
+//! ([`crate::group`]) establish those rules by construction.
 
+#[cfg(target_arch = "nvptx64")]
 mod nvptx;
+#[cfg(target_arch = "nvptx64")]
 pub use nvptx::*;
+
+#[cfg(not(target_arch = "nvptx64"))]
+mod host;
+#[cfg(not(target_arch = "nvptx64"))]
+pub use host::*;
 
 /// The mask naming all 32 lanes of a warp.
 pub const FULL_MASK: u32 = u32::MAX;
@@ -41,4 +56,60 @@ pub const fn shared_alignment(element_alignment: usize) -> usize {
     } else {
         element_alignment
     }
+}
+
+/// A `(x, y, z)` triple of special-register values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dim3 {
+    /// The x component.
+    pub x: u32,
+    /// The y component.
+    pub y: u32,
+    /// The z component.
+    pub z: u32,
+}
+
+/// The set of threads a memory operation is atomic, or ordered, with respect to (PTX's
+/// `.scope` qualifier).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// `.cta`: the threads of the executing thread's block.
+    Cta,
+    /// `.gpu`: every thread of the executing program on the same GPU (other grids running
+    /// on that GPU included), but not the host or other GPUs.
+    Gpu,
+    /// `.sys`: every thread of the program: all GPUs' threads and the host's.
+    Sys,
+}
+
+/// Memory-ordering semantics of a read-modify-write `atom` (PTX's `.sem`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RmwSem {
+    /// `.relaxed`: atomic, but orders no other access.
+    Relaxed,
+    /// `.acquire`: no later access of this thread is performed before it.
+    Acquire,
+    /// `.release`: no earlier access of this thread is performed after it.
+    Release,
+    /// `.acq_rel`: both.
+    AcqRel,
+}
+
+/// Memory-ordering semantics of a load (`ld`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadSem {
+    /// `ld.relaxed`: a strong (atomic) load that orders nothing else.
+    Relaxed,
+    /// `ld.acquire`: no later access of this thread is performed before it.
+    Acquire,
+}
+
+/// Memory-ordering semantics of a store (`st`) or of a reduction (`red`): PTX allows
+/// only `.relaxed` and `.release` on both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoreSem {
+    /// `.relaxed`: a strong (atomic) write that orders nothing else.
+    Relaxed,
+    /// `.release`: no earlier access of this thread is performed after it.
+    Release,
 }

@@ -27,7 +27,7 @@ macro_rules! __warpsafe_kernel {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __warpsafe_shared_storage {
-    ($storage:ident, $elem:ty, $len:expr) => {
+    ($storage:ident, $elem:ty, $len:expr, $name:expr) => {
         const _: () = assert!($len > 0, "a shared array needs at least one element");
         impl $storage {
             /// Distinguishes this array's PTX name from every other declaration: the

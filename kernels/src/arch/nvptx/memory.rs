@@ -19,50 +19,7 @@
 
 use core::arch::asm;
 
-/// The set of threads a memory operation is atomic, or ordered, with respect to (PTX's
-/// `.scope` qualifier).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scope {
-    /// `.cta`: the threads of the executing thread's block.
-    Cta,
-    /// `.gpu`: every thread of the executing program on the same GPU (other grids running
-    /// on that GPU included), but not the host or other GPUs.
-    Gpu,
-    /// `.sys`: every thread of the program: all GPUs' threads and the host's.
-    Sys,
-}
-
-/// Memory-ordering semantics of a read-modify-write `atom` (PTX's `.sem`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RmwSem {
-    /// `.relaxed`: atomic, but orders no other access.
-    Relaxed,
-    /// `.acquire`: no later access of this thread is performed before it.
-    Acquire,
-    /// `.release`: no earlier access of this thread is performed after it.
-    Release,
-    /// `.acq_rel`: both.
-    AcqRel,
-}
-
-/// Memory-ordering semantics of a load (`ld`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LoadSem {
-    /// `ld.relaxed`: a strong (atomic) load that orders nothing else.
-    Relaxed,
-    /// `ld.acquire`: no later access of this thread is performed before it.
-    Acquire,
-}
-
-/// Memory-ordering semantics of a store (`st`) or of a reduction (`red`): PTX allows
-/// only `.relaxed` and `.release` on both.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StoreSem {
-    /// `.relaxed`: a strong (atomic) write that orders nothing else.
-    Relaxed,
-    /// `.release`: no earlier access of this thread is performed after it.
-    Release,
-}
+use crate::arch::{LoadSem, RmwSem, Scope, StoreSem};
 
 /// Expands to a `match` on `(scope, sem)` whose arms invoke `$emit!` with the PTX
 /// qualifier string (`".acquire.gpu"`, ...) followed by `$rest`.

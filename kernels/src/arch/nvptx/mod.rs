@@ -1,12 +1,16 @@
 //! NVVM intrinsic bindings for `nvptx64-nvidia-cuda`: special registers and `trap` here,
 //! warp collectives in [`warp`], fences, atomics and barriers in [`memory`].
 
+mod check;
 mod declare;
 mod memory;
 mod warp;
+pub use check::*;
 pub use declare::*;
 pub use memory::*;
 pub use warp::*;
+
+use super::Dim3;
 
 /// Declarations of the LLVM intrinsics. `link_name` binds each to the intrinsic that
 /// LLVM's NVPTX backend lowers to exactly one PTX instruction (named beside it).
@@ -51,17 +55,6 @@ mod llvm {
         /// host process's stdout when the host next synchronises.
         pub fn vprintf(format: *const u8, args: *const u8) -> i32;
     }
-}
-
-/// A `(x, y, z)` triple of special-register values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Dim3 {
-    /// The x component.
-    pub x: u32,
-    /// The y component.
-    pub y: u32,
-    /// The z component.
-    pub z: u32,
 }
 
 /// `%tid`: this thread's index within its block.

@@ -1,0 +1,39 @@
+//! The run-time checks' emulator side. The GPU tests a group's presence with
+//! `activemask`; the emulator knows exactly which lanes wait at which collective and
+//! checks every collective's rendezvous itself, so the group test has nothing to add.
+
+use core::ffi::CStr;
+use core::panic::Location;
+
+use crate::emu;
+
+/// Always `None` on the emulator: it checks every lane of a collective's mask exactly
+/// when the collective runs (a missing lane is a deadlock or a mismatch there), where
+/// the GPU can only compare the group's mask with `activemask`.
+#[inline]
+pub fn group_lanes_missing(mask: u32) -> Option<u32> {
+    let _ = mask;
+    None
+}
+
+/// Names the collectives the caller makes while it lives: `collective` (a group method
+/// or a raw `warp::` function) called at `at`. The outermost site wins, so a group
+/// method's user location survives the raw collectives it is built from.
+#[derive(Debug)]
+pub struct Site {
+    opened: bool,
+}
+
+/// Opens a [`Site`] unless one is open already.
+#[inline]
+pub fn site(collective: &'static CStr, at: &'static Location<'static>) -> Site {
+    Site { opened: emu::enter_site(collective, at) }
+}
+
+impl Drop for Site {
+    fn drop(&mut self) {
+        if self.opened {
+            emu::leave_site();
+        }
+    }
+}

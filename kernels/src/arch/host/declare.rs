@@ -1,0 +1,166 @@
+//! What the declaration macros ([`crate::kernel!`], [`crate::shared!`]) expand to on the
+//! host, and the emulator's shared-memory accessors.
+//!
+//! A kernel becomes a `static` [`crate::emu::Kernel`] of the same name, whose entry reads
+//! each parameter from the launch's argument pointers and runs the body. A shared array
+//! is keyed by a `static` [`SharedDeclaration`] of its own: the emulator gives every block
+//! its own allocation for each key.
+
+use core::ffi::c_void;
+use core::panic::Location;
+use std::format;
+
+use crate::emu;
+
+/// Expands a kernel declaration to a `static` [`crate::emu::Kernel`] of the same name.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __warpsafe_kernel {
+    ($(#[$attr:meta])* ($($vis:tt)*) $name:ident ($($arg:ident : $ty:ty),*) $body:block) => {
+        $(#[$attr])*
+        #[allow(non_upper_case_globals)]
+        $($vis)* static $name: $crate::emu::Kernel = {
+            const PARAMS: usize = <[&str]>::len(&[$(::core::stringify!($arg)),*]);
+
+            #[allow(clippy::too_many_arguments)]
+            unsafe fn body($($arg: $ty),*) $body
+
+            #[allow(unused_mut, unused_variables)]
+            unsafe fn entry(args: &[*mut ::core::ffi::c_void]) {
+                if args.len() != PARAMS {
+                    $crate::arch::bad_kernel_arguments(PARAMS, args.len());
+                }
+                let mut values = args.iter().copied();
+                $(
+                    // SAFETY: the launch's contract: each argument points at a value of
+                    // its parameter's type.
+                    let $arg: $ty = unsafe { $crate::arch::kernel_argument(values.next()) };
+                )*
+                // SAFETY: the kernel's contract is the launch's.
+                unsafe { body($($arg),*) }
+            }
+
+            $crate::emu::Kernel::__new(::core::stringify!($name), PARAMS, entry)
+        };
+    };
+}
+
+/// Implements [`crate::shared::SharedStorage`] for `$storage` over the emulator's
+/// per-block allocation keyed by a `static` of its own.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __warpsafe_shared_storage {
+    ($storage:ident, $elem:ty, $len:expr, $name:expr) => {
+        const _: () = assert!($len > 0, "a shared array needs at least one element");
+
+        // SAFETY: `base` returns the calling block's own allocation of
+        // `size_of::<Elem>() * LEN` bytes at the declared alignment, which lives as long
+        // as the block.
+        unsafe impl $crate::shared::SharedStorage for $storage {
+            type Elem = $elem;
+            const LEN: usize = $len;
+
+            #[inline]
+            fn base() -> *mut $elem {
+                static DECLARATION: $crate::arch::SharedDeclaration =
+                    $crate::arch::SharedDeclaration::new($name, ::core::file!(), ::core::line!());
+                $crate::arch::shared_storage(
+                    &DECLARATION,
+                    ::core::mem::size_of::<$elem>() * $len,
+                    $crate::arch::shared_alignment(::core::mem::align_of::<$elem>()),
+                )
+                .cast()
+            }
+        }
+    };
+}
+
+/// Where a [`crate::shared!`] array is declared; its address is the array's key.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct SharedDeclaration {
+    name: &'static str,
+    file: &'static str,
+    line: u32,
+}
+
+impl SharedDeclaration {
+    #[doc(hidden)]
+    pub const fn new(name: &'static str, file: &'static str, line: u32) -> SharedDeclaration {
+        SharedDeclaration { name, file, line }
+    }
+}
+
+/// The calling block's copy of the shared array `declaration` (`bytes` bytes aligned to
+/// `align`), allocated when the block first uses it.
+#[doc(hidden)]
+pub fn shared_storage(declaration: &'static SharedDeclaration, bytes: usize, align: usize) -> *mut u8 {
+    let key = declaration as *const SharedDeclaration as usize;
+    emu::shared_static(key, bytes, align, || {
+        format!("`{}` (declared at {}:{})", declaration.name, declaration.file, declaration.line)
+    })
+}
+
+/// Reads a kernel argument for the entry that [`crate::kernel!`] makes.
+///
+/// # Safety
+/// `arg` points at a valid `T` (the entry checked that every parameter has one).
+#[doc(hidden)]
+pub unsafe fn kernel_argument<T>(arg: Option<*mut c_void>) -> T {
+    match arg {
+        // SAFETY: forwarded from the caller; cuLaunchKernel's argument pointers need not
+        // be aligned, so neither are these.
+        Some(ptr) => unsafe { ptr.cast::<T>().read_unaligned() },
+        None => bad_kernel_arguments(0, 0),
+    }
+}
+
+/// Ends the launch: the kernel was given the wrong number of arguments.
+#[doc(hidden)]
+pub fn bad_kernel_arguments(expected: usize, got: usize) -> ! {
+    emu::bad_arguments(expected, got)
+}
+
+/// The start of this block's dynamic shared memory (16-byte aligned) and its size in
+/// bytes (the launch's `dynamic_shared_bytes`).
+#[inline]
+pub fn dynamic_shared() -> (*mut u8, usize) {
+    emu::shared_dynamic()
+}
+
+/// Reads element `*ptr` of a shared array: a switch point, and the race check.
+///
+/// # Safety
+/// `ptr` is valid for reads.
+#[inline]
+#[track_caller]
+pub unsafe fn shared_read<T: Copy>(ptr: *const T) -> T {
+    let bytes = core::mem::size_of::<T>();
+    emu::shared_access(ptr as usize, bytes, false, Location::caller(), || {
+        // SAFETY: forwarded from the caller.
+        (unsafe { ptr.read() }, 0)
+    })
+}
+
+/// Writes element `*ptr` of a shared array: a switch point, and the race check.
+///
+/// # Safety
+/// `ptr` is valid for writes.
+#[inline]
+#[track_caller]
+pub unsafe fn shared_write<T: Copy>(ptr: *mut T, value: T) {
+    let bytes = core::mem::size_of::<T>();
+    emu::shared_access(ptr as usize, bytes, true, Location::caller(), || {
+        // SAFETY: forwarded from the caller.
+        unsafe { ptr.write(value) };
+        ((), 0)
+    })
+}
+
+/// Reports a shared-memory index past the end of its array: ends the launch with
+/// [`crate::emu::ErrorKind::SharedOutOfBounds`].
+#[cold]
+#[inline(never)]
+pub fn shared_index_out_of_bounds(index: usize, len: usize, at: &'static Location<'static>) -> ! {
+    emu::shared_out_of_bounds(index, len, at)
+}

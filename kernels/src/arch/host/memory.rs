@@ -1,0 +1,347 @@
+//! Fences, scoped atomics, ordered and volatile accesses, and block barriers on the
+//! emulator. Atomics are `core::sync::atomic` operations on the same host addresses, with
+//! the ordering the PTX semantics names (`.relaxed` -> `Relaxed`, `.acquire` -> `Acquire`,
+//! ...); scopes need no mapping, since every emulated thread runs on one OS thread. Each
+//! access is a switch point of the emulator's scheduler, so a spin on an atomic or
+//! volatile flag lets the thread that sets it run.
+
+use core::panic::Location;
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use crate::arch::{LoadSem, RmwSem, Scope, StoreSem};
+use crate::emu::{self, BarOp, Order};
+
+/// The contract shared by every atomic and ordered access below.
+macro_rules! access_safety_doc {
+    () => {
+        "# Safety\n\
+         `ptr` is aligned to the operand's size and valid for reads and writes for the \
+         whole access; every access to the location that may run concurrently with this \
+         one is atomic (as on the GPU). A misaligned address ends the launch with a trap."
+    };
+}
+
+/// A 32- or 64-bit operand and the core atomic that holds its bits.
+trait Word: Copy {
+    fn to_bits(self) -> u64;
+    fn from_bits(bits: u64) -> Self;
+}
+
+macro_rules! words {
+    ($($t:ty: |$x:ident| $to:expr, |$y:ident| $from:expr;)*) => {$(
+        impl Word for $t {
+            #[inline]
+            fn to_bits(self) -> u64 {
+                let $x = self;
+                $to
+            }
+            #[inline]
+            fn from_bits(bits: u64) -> Self {
+                let $y = bits;
+                $from
+            }
+        }
+    )*};
+}
+
+words! {
+    u32: |x| x as u64, |y| y as u32;
+    i32: |x| x as u32 as u64, |y| y as u32 as i32;
+    f32: |x| x.to_bits() as u64, |y| f32::from_bits(y as u32);
+    u64: |x| x, |y| y;
+    i64: |x| x as u64, |y| y as i64;
+    f64: |x| x.to_bits(), |y| f64::from_bits(y);
+}
+
+/// The orderings of a read-modify-write: on success, on failure (never more than the
+/// success ordering's load part), and the race check's view.
+fn rmw_orderings(sem: RmwSem) -> (Ordering, Ordering, Order) {
+    match sem {
+        RmwSem::Relaxed => (Ordering::Relaxed, Ordering::Relaxed, Order::Relaxed),
+        RmwSem::Acquire => (Ordering::Acquire, Ordering::Acquire, Order::Acquire),
+        RmwSem::Release => (Ordering::Release, Ordering::Relaxed, Order::Release),
+        RmwSem::AcqRel => (Ordering::AcqRel, Ordering::Acquire, Order::AcqRel),
+    }
+}
+
+fn store_sem(sem: StoreSem) -> RmwSem {
+    match sem {
+        StoreSem::Relaxed => RmwSem::Relaxed,
+        StoreSem::Release => RmwSem::Release,
+    }
+}
+
+/// Checks `ptr`'s alignment for a `T`-sized atomic access (a trap otherwise).
+#[track_caller]
+fn aligned<T>(ptr: *const T) -> usize {
+    let addr = ptr as usize;
+    let bytes = core::mem::size_of::<T>();
+    if !addr.is_multiple_of(bytes) {
+        emu::misaligned(addr, bytes, Location::caller());
+    }
+    addr
+}
+
+/// Atomically replaces `*ptr` with `update(*ptr)` and returns the old value.
+///
+/// # Safety
+/// As for the public atomics (`access_safety_doc`).
+#[track_caller]
+unsafe fn rmw<T: Word>(ptr: *mut T, sem: RmwSem, update: impl Fn(T) -> T) -> T {
+    let addr = aligned(ptr);
+    let (success, failure, order) = rmw_orderings(sem);
+    emu::memory(addr, order, Location::caller(), || {
+        let old = if core::mem::size_of::<T>() == 4 {
+            // SAFETY: `ptr` is aligned (checked) and valid (caller), and every concurrent
+            // access is atomic (caller).
+            let atomic = unsafe { AtomicU32::from_ptr(ptr.cast()) };
+            let step = |old: u32| Some(update(T::from_bits(old as u64)).to_bits() as u32);
+            match atomic.fetch_update(success, failure, step) {
+                Ok(old) | Err(old) => old as u64,
+            }
+        } else {
+            // SAFETY: as above, for eight bytes.
+            let atomic = unsafe { AtomicU64::from_ptr(ptr.cast()) };
+            let step = |old: u64| Some(update(T::from_bits(old)).to_bits());
+            match atomic.fetch_update(success, failure, step) {
+                Ok(old) | Err(old) => old,
+            }
+        };
+        let new = update(T::from_bits(old)).to_bits();
+        (T::from_bits(old), old, true, new != old)
+    })
+}
+
+/// `atom.add.f32`'s treatment of subnormals: inputs and results are flushed to zero.
+fn flush(x: f32) -> f32 {
+    if x.is_subnormal() {
+        0.0f32.copysign(x)
+    } else {
+        x
+    }
+}
+
+macro_rules! atom_fns {
+    ($($name:ident, $red:ident: $t:ty, $ptx:literal, |$old:ident, $v:ident| $new:expr;)*) => {$(
+        #[doc = concat!("`atom{.sem}{.scope}.", $ptx, "` on the emulator: atomically replaces \
+            `*ptr` and returns the value it replaced.\n\n", access_safety_doc!())]
+        #[inline]
+        #[track_caller]
+        pub unsafe fn $name(scope: Scope, sem: RmwSem, ptr: *mut $t, value: $t) -> $t {
+            let _ = scope;
+            // SAFETY: forwarded from the caller.
+            unsafe { rmw(ptr, sem, |$old: $t| { let $v = value; $new }) }
+        }
+
+        #[doc = concat!("`red{.sem}{.scope}.", $ptx, "` on the emulator: as [`", stringify!($name),
+            "`], returning nothing.\n\n", access_safety_doc!())]
+        #[inline]
+        #[track_caller]
+        pub unsafe fn $red(scope: Scope, sem: StoreSem, ptr: *mut $t, value: $t) {
+            let _ = scope;
+            // SAFETY: forwarded from the caller.
+            unsafe { rmw(ptr, store_sem(sem), |$old: $t| { let $v = value; $new }) };
+        }
+    )*};
+}
+
+atom_fns! {
+    atom_add_u32, red_add_u32: u32, "add.u32", |old, v| old.wrapping_add(v);
+    atom_add_s32, red_add_s32: i32, "add.s32", |old, v| old.wrapping_add(v);
+    atom_add_u64, red_add_u64: u64, "add.u64", |old, v| old.wrapping_add(v);
+    atom_add_f32, red_add_f32: f32, "add.f32", |old, v| flush(flush(old) + flush(v));
+    atom_add_f64, red_add_f64: f64, "add.f64", |old, v| old + v;
+    atom_min_u32, red_min_u32: u32, "min.u32", |old, v| old.min(v);
+    atom_min_s32, red_min_s32: i32, "min.s32", |old, v| old.min(v);
+    atom_min_u64, red_min_u64: u64, "min.u64", |old, v| old.min(v);
+    atom_min_s64, red_min_s64: i64, "min.s64", |old, v| old.min(v);
+    atom_max_u32, red_max_u32: u32, "max.u32", |old, v| old.max(v);
+    atom_max_s32, red_max_s32: i32, "max.s32", |old, v| old.max(v);
+    atom_max_u64, red_max_u64: u64, "max.u64", |old, v| old.max(v);
+    atom_max_s64, red_max_s64: i64, "max.s64", |old, v| old.max(v);
+    atom_and_b32, red_and_b32: u32, "and.b32", |old, v| old & v;
+    atom_and_b64, red_and_b64: u64, "and.b64", |old, v| old & v;
+    atom_or_b32, red_or_b32: u32, "or.b32", |old, v| old | v;
+    atom_or_b64, red_or_b64: u64, "or.b64", |old, v| old | v;
+    atom_xor_b32, red_xor_b32: u32, "xor.b32", |old, v| old ^ v;
+    atom_xor_b64, red_xor_b64: u64, "xor.b64", |old, v| old ^ v;
+    atom_inc_u32, red_inc_u32: u32, "inc.u32", |old, v| if old >= v { 0 } else { old + 1 };
+    atom_dec_u32, red_dec_u32: u32, "dec.u32", |old, v| if old == 0 || old > v { v } else { old - 1 };
+}
+
+macro_rules! exch_cas_fns {
+    ($($exch:ident, $cas:ident: $t:ty, $ptx:literal;)*) => {$(
+        #[doc = concat!("`atom{.sem}{.scope}.exch.", $ptx, "` on the emulator: stores `value`, \
+            returns the value it replaced.\n\n", access_safety_doc!())]
+        #[inline]
+        #[track_caller]
+        pub unsafe fn $exch(scope: Scope, sem: RmwSem, ptr: *mut $t, value: $t) -> $t {
+            let _ = scope;
+            // SAFETY: forwarded from the caller.
+            unsafe { rmw(ptr, sem, |_| value) }
+        }
+
+        #[doc = concat!("`atom{.sem}{.scope}.cas.", $ptx, "` on the emulator: stores `new` if \
+            `*ptr == expected`; returns the value `*ptr` held before.\n\n", access_safety_doc!())]
+        #[inline]
+        #[track_caller]
+        pub unsafe fn $cas(scope: Scope, sem: RmwSem, ptr: *mut $t, expected: $t, new: $t) -> $t {
+            let _ = scope;
+            // SAFETY: forwarded from the caller.
+            unsafe { rmw(ptr, sem, |old| if old == expected { new } else { old }) }
+        }
+    )*};
+}
+
+exch_cas_fns! {
+    atom_exch_b32, atom_cas_b32: u32, "b32";
+    atom_exch_b64, atom_cas_b64: u64, "b64";
+}
+
+macro_rules! ld_st_fns {
+    ($($ld:ident, $st:ident: $t:ty, $atomic:ty, $ptx:literal;)*) => {$(
+        #[doc = concat!("`ld.relaxed` / `ld.acquire{.scope}.", $ptx, "` on the emulator: an \
+            atomic load with `Relaxed` or `Acquire` ordering.\n\n", access_safety_doc!())]
+        #[inline]
+        #[track_caller]
+        pub unsafe fn $ld(scope: Scope, sem: LoadSem, ptr: *const $t) -> $t {
+            let _ = scope;
+            let addr = aligned(ptr);
+            let (ordering, order) = match sem {
+                LoadSem::Relaxed => (Ordering::Relaxed, Order::Relaxed),
+                LoadSem::Acquire => (Ordering::Acquire, Order::Acquire),
+            };
+            emu::memory(addr, order, Location::caller(), || {
+                // SAFETY: aligned (checked), valid and atomically accessed (caller).
+                let value = unsafe { <$atomic>::from_ptr(ptr.cast_mut()) }.load(ordering);
+                (value, value as u64, true, false)
+            })
+        }
+
+        #[doc = concat!("`st.relaxed` / `st.release{.scope}.", $ptx, "` on the emulator: an \
+            atomic store with `Relaxed` or `Release` ordering.\n\n", access_safety_doc!())]
+        #[inline]
+        #[track_caller]
+        pub unsafe fn $st(scope: Scope, sem: StoreSem, ptr: *mut $t, value: $t) {
+            let _ = scope;
+            let addr = aligned(ptr);
+            let (ordering, order) = match sem {
+                StoreSem::Relaxed => (Ordering::Relaxed, Order::Relaxed),
+                StoreSem::Release => (Ordering::Release, Order::Release),
+            };
+            emu::memory(addr, order, Location::caller(), || {
+                // SAFETY: aligned (checked), valid and atomically accessed (caller).
+                unsafe { <$atomic>::from_ptr(ptr) }.store(value, ordering);
+                ((), value as u64, false, true)
+            })
+        }
+    )*};
+}
+
+ld_st_fns! {
+    ld_b32, st_b32: u32, AtomicU32, "b32";
+    ld_b64, st_b64: u64, AtomicU64, "b64";
+}
+
+macro_rules! volatile_fns {
+    ($($ld:ident, $st:ident: $t:ty, $ptx:literal;)*) => {$(
+        #[doc = concat!("`ld.volatile.", $ptx, "` on the emulator: a volatile read, and a \
+            switch point (so a spin on it lets the writer run).\n\n", access_safety_doc!())]
+        #[inline]
+        #[track_caller]
+        pub unsafe fn $ld(ptr: *const $t) -> $t {
+            emu::memory(ptr as usize, Order::Relaxed, Location::caller(), || {
+                // SAFETY: forwarded from the caller.
+                let value = unsafe { core::ptr::read_volatile(ptr) };
+                (value, value as u64, true, false)
+            })
+        }
+
+        #[doc = concat!("`st.volatile.", $ptx, "` on the emulator: a volatile write, and a \
+            switch point.\n\n", access_safety_doc!())]
+        #[inline]
+        #[track_caller]
+        pub unsafe fn $st(ptr: *mut $t, value: $t) {
+            emu::memory(ptr as usize, Order::Relaxed, Location::caller(), || {
+                // SAFETY: forwarded from the caller.
+                unsafe { core::ptr::write_volatile(ptr, value) };
+                ((), value as u64, false, true)
+            })
+        }
+    )*};
+}
+
+volatile_fns! {
+    ld_volatile_b32, st_volatile_b32: u32, "b32";
+    ld_volatile_b64, st_volatile_b64: u64, "b64";
+}
+
+/// `fence.sc.{cta,gpu,sys}` on the emulator: `fence(SeqCst)`, and a switch point.
+#[inline]
+#[track_caller]
+pub fn fence_sc(scope: Scope) {
+    let _ = scope;
+    emu::fence(Ordering::SeqCst, Location::caller());
+}
+
+/// `fence.acq_rel.{cta,gpu,sys}` on the emulator: `fence(AcqRel)`, and a switch point.
+#[inline]
+#[track_caller]
+pub fn fence_acq_rel(scope: Scope) {
+    let _ = scope;
+    emu::fence(Ordering::AcqRel, Location::caller());
+}
+
+/// `barrier.sync id` on the emulator: waits until every thread of the block that has not
+/// exited has arrived at barrier `id`.
+///
+/// # Safety
+/// As on the GPU: `id < 16`, and every thread of the block that has not exited reaches
+/// barrier `id`; otherwise the launch ends with [`emu::ErrorKind::BarrierMismatch`].
+#[inline]
+#[track_caller]
+pub unsafe fn barrier_sync(id: u32) {
+    emu::barrier(id, BarOp::Sync, None, false, Location::caller());
+}
+
+/// `barrier.sync id, count` on the emulator: completes once `count` threads arrived.
+///
+/// # Safety
+/// As on the GPU: `id < 16`, `count` a non-zero multiple of 32 and at most the block's
+/// size rounded up to whole warps, and exactly `count` threads arrive each time.
+#[inline]
+#[track_caller]
+pub unsafe fn barrier_sync_count(id: u32, count: u32) {
+    emu::barrier(id, BarOp::Sync, Some(count), false, Location::caller());
+}
+
+/// `barrier.red.popc.u32` on the emulator: [`barrier_sync`], returning the number of
+/// threads whose `predicate` is true.
+///
+/// # Safety
+/// As for [`barrier_sync`]; every thread at the barrier uses this same reduction.
+#[inline]
+#[track_caller]
+pub unsafe fn barrier_red_popc(id: u32, predicate: bool) -> u32 {
+    emu::barrier(id, BarOp::Popc, None, predicate, Location::caller()).0 as u32
+}
+
+/// `barrier.red.and.pred` on the emulator.
+///
+/// # Safety
+/// As for [`barrier_red_popc`].
+#[inline]
+#[track_caller]
+pub unsafe fn barrier_red_and(id: u32, predicate: bool) -> bool {
+    emu::barrier(id, BarOp::And, None, predicate, Location::caller()).1
+}
+
+/// `barrier.red.or.pred` on the emulator.
+///
+/// # Safety
+/// As for [`barrier_red_popc`].
+#[inline]
+#[track_caller]
+pub unsafe fn barrier_red_or(id: u32, predicate: bool) -> bool {
+    emu::barrier(id, BarOp::Or, None, predicate, Location::caller()).1
+}

@@ -1,0 +1,286 @@
+//! Blocks: their threads, their shared memory, and block barriers.
+//!
+//! `barrier.sync id` (no count) completes when every thread of the block that has not
+//! exited has arrived at barrier `id` (Volta counts threads, not warps; exited threads no
+//! longer count). `barrier.sync id, count` completes when `count` threads have arrived.
+//! Threads may arrive through different call sites (warpsafe uses the non-`.aligned`
+//! forms), but all arrivals of one use of a barrier must use the same form and count.
+
+use core::ptr::NonNull;
+use std::alloc::Layout;
+use std::format;
+use std::string::String;
+use std::vec::Vec;
+
+use super::engine::{split, tid, Run, Site, State, Thread, Tid};
+use super::race::Race;
+use super::ErrorKind;
+use super::LaunchConfig;
+use crate::arch::Dim3;
+
+/// Barriers per block (`barrier.sync` ids 0 to 15).
+pub(crate) const BARRIERS: u32 = 16;
+
+/// The operation threads perform at a block barrier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BarOp {
+    /// `barrier.sync`.
+    Sync,
+    /// `barrier.red.popc.u32`.
+    Popc,
+    /// `barrier.red.and.pred`.
+    And,
+    /// `barrier.red.or.pred`.
+    Or,
+}
+
+impl BarOp {
+    fn name(self) -> &'static str {
+        match self {
+            BarOp::Sync => "barrier.sync",
+            BarOp::Popc => "barrier.red.popc",
+            BarOp::And => "barrier.red.and",
+            BarOp::Or => "barrier.red.or",
+        }
+    }
+}
+
+/// A thread waiting at a block barrier.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Wait {
+    pub id: u32,
+    pub op: BarOp,
+    pub count: Option<u32>,
+    pub predicate: bool,
+    pub site: Site,
+}
+
+impl Wait {
+    /// `barrier.sync 0`, `barrier.red.popc 1, count 64`, ...
+    pub fn describe(&self) -> String {
+        match self.count {
+            Some(count) => format!("{} {} with thread count {count}", self.op.name(), self.id),
+            None => format!("{} {}", self.op.name(), self.id),
+        }
+    }
+}
+
+/// One barrier of a block: the threads (linear indices) waiting at its current use.
+#[derive(Default)]
+pub(crate) struct Barrier {
+    pub arrived: Vec<u32>,
+}
+
+/// A block's shared-memory allocation (a static array, or the dynamic window).
+pub(crate) struct Allocation {
+    key: usize,
+    ptr: NonNull<u8>,
+    layout: Layout,
+    /// How the messages name it: "`NAME` (declared at file:line)".
+    pub label: String,
+}
+
+impl Allocation {
+    fn new(key: usize, bytes: usize, align: usize, label: String, poison: u8) -> Result<Allocation, String> {
+        let layout = Layout::from_size_align(bytes.max(1), align)
+            .map_err(|_| format!("shared memory of {bytes} bytes aligned to {align}: not a valid layout"))?;
+        // SAFETY: the layout has a non-zero size.
+        let ptr = NonNull::new(unsafe { std::alloc::alloc(layout) })
+            .ok_or_else(|| format!("cannot allocate {bytes} bytes of shared memory"))?;
+        // SAFETY: `ptr` holds `layout.size()` writable bytes. Shared memory starts with
+        // whatever the previous block left: a garbage pattern, never zeros to rely on.
+        unsafe { ptr.as_ptr().write_bytes(poison, layout.size()) };
+        Ok(Allocation { key, ptr, layout, label })
+    }
+
+    pub fn contains(&self, addr: usize) -> bool {
+        let base = self.ptr.as_ptr() as usize;
+        addr >= base && addr < base + self.layout.size()
+    }
+
+    pub fn offset(&self, addr: usize) -> usize {
+        addr - self.ptr.as_ptr() as usize
+    }
+}
+
+impl Drop for Allocation {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) }
+    }
+}
+
+/// A resident block.
+pub(crate) struct Block {
+    pub index: Dim3,
+    pub threads: Vec<Thread>,
+    /// Threads that have not exited.
+    pub live: u32,
+    pub barriers: [Barrier; BARRIERS as usize],
+    shared: Vec<Allocation>,
+    dynamic: Option<Allocation>,
+    dynamic_bytes: usize,
+    pub race: Option<Race>,
+    poison: u8,
+}
+
+impl Block {
+    pub fn new(index: Dim3, config: LaunchConfig, poison_seed: u64, races: bool) -> Block {
+        let b = config.block;
+        let n = b.x * b.y * b.z;
+        let threads = (0..n)
+            .map(|linear| {
+                Thread::new(Dim3 { x: linear % b.x, y: linear / b.x % b.y, z: linear / (b.x * b.y) })
+            })
+            .collect();
+        // Any byte but 0: a kernel that reads shared memory it never wrote sees garbage.
+        let poison = (poison_seed as u8) | 0x81;
+        Block {
+            index,
+            threads,
+            live: n,
+            barriers: Default::default(),
+            shared: Vec::new(),
+            dynamic: None,
+            dynamic_bytes: config.dynamic_shared_bytes as usize,
+            race: races.then(|| Race::new(n as usize)),
+            poison,
+        }
+    }
+
+    /// How many lanes warp `warp` has (fewer than 32 in a partial last warp).
+    pub fn lanes(&self, warp: u32) -> u32 {
+        (self.threads.len() as u32 - warp * 32).min(32)
+    }
+
+    /// The block's copy of the static array `key`, allocated on first use.
+    pub fn shared_static(
+        &mut self,
+        key: usize,
+        bytes: usize,
+        align: usize,
+        label: impl FnOnce() -> String,
+    ) -> Result<*mut u8, String> {
+        if let Some(a) = self.shared.iter().find(|a| a.key == key) {
+            return Ok(a.ptr.as_ptr());
+        }
+        let a = Allocation::new(key, bytes, align, label(), self.poison)?;
+        let ptr = a.ptr.as_ptr();
+        self.shared.push(a);
+        Ok(ptr)
+    }
+
+    /// The block's dynamic shared memory (16-byte aligned) and its size.
+    pub fn shared_dynamic(&mut self) -> Result<(*mut u8, usize), String> {
+        if self.dynamic_bytes == 0 {
+            return Ok((NonNull::<u128>::dangling().as_ptr().cast(), 0));
+        }
+        if self.dynamic.is_none() {
+            let label = String::from("dynamic shared memory");
+            self.dynamic = Some(Allocation::new(1, self.dynamic_bytes, 16, label, self.poison)?);
+        }
+        match &self.dynamic {
+            Some(a) => Ok((a.ptr.as_ptr(), self.dynamic_bytes)),
+            None => unreachable!("allocated above"),
+        }
+    }
+
+    /// The shared allocation holding `addr`, if any.
+    pub fn allocation_of(&self, addr: usize) -> Option<&Allocation> {
+        self.shared.iter().chain(self.dynamic.iter()).find(|a| a.contains(addr))
+    }
+}
+
+impl State {
+    /// Thread `t` arrives at a block barrier.
+    pub fn arrive_barrier(&mut self, t: Tid, wait: Wait) -> Result<(), (ErrorKind, String)> {
+        let (slot, linear) = split(t);
+        let who = self.who(t);
+        let n = self.block(t).threads.len() as u32;
+        if wait.id >= BARRIERS {
+            return Err((
+                ErrorKind::BarrierMismatch,
+                format!("{who} used barrier {} {}: barrier ids are 0 to 15", wait.id, wait.site),
+            ));
+        }
+        if let Some(count) = wait.count {
+            let limit = n.div_ceil(32) * 32;
+            if count == 0 || count % 32 != 0 || count > limit {
+                return Err((
+                    ErrorKind::BarrierMismatch,
+                    format!(
+                        "{who} used {} {}: the thread count must be a non-zero multiple of 32 and at most {limit} (the block's {n} threads rounded up to whole warps)",
+                        wait.describe(),
+                        wait.site
+                    ),
+                ));
+            }
+        }
+        let block = self.block(t);
+        if let Some(&first) = block.barriers[wait.id as usize].arrived.first() {
+            if let Run::Barrier(other) = block.threads[first as usize].run {
+                if (other.op, other.count) != (wait.op, wait.count) {
+                    let waiting = block.barriers[wait.id as usize].arrived.len();
+                    return Err((
+                        ErrorKind::BarrierMismatch,
+                        format!(
+                            "{who} arrived at {} {} while {waiting} thread(s) wait at the same barrier as {}: first {}, {}; all threads of one use of a barrier must use the same form and thread count",
+                            wait.describe(),
+                            wait.site,
+                            other.describe(),
+                            self.who(tid(slot, first)),
+                            other.site
+                        ),
+                    ));
+                }
+            }
+        }
+        let thread = self.thread_mut(t);
+        thread.run = Run::Barrier(wait);
+        thread.last = Some(wait.site);
+        self.block_mut(t).barriers[wait.id as usize].arrived.push(linear);
+        self.try_complete_barrier(slot, wait.id);
+        Ok(())
+    }
+
+    /// Completes barrier `id` of the block in `slot` if enough threads are there.
+    fn try_complete_barrier(&mut self, slot: usize, id: u32) {
+        let Some(block) = self.slots[slot].as_mut() else { return };
+        let barrier = &block.barriers[id as usize];
+        let Some(&first) = barrier.arrived.first() else { return };
+        let Run::Barrier(form) = block.threads[first as usize].run else { return };
+        let need = form.count.unwrap_or(block.live) as usize;
+        if barrier.arrived.len() < need {
+            return;
+        }
+        let arrived = core::mem::take(&mut block.barriers[id as usize].arrived);
+        let yes = arrived
+            .iter()
+            .filter(|&&l| matches!(block.threads[l as usize].run, Run::Barrier(w) if w.predicate))
+            .count();
+        let result = match form.op {
+            BarOp::Sync => (0, true),
+            BarOp::Popc => (yes as u64, true),
+            BarOp::And => (0, yes == arrived.len()),
+            BarOp::Or => (0, yes > 0),
+        };
+        if let Some(race) = block.race.as_mut() {
+            race.synchronise(&arrived);
+        }
+        for &l in &arrived {
+            block.threads[l as usize].result = result;
+        }
+        for l in arrived {
+            self.wake(tid(slot, l));
+        }
+        self.progress();
+    }
+
+    /// After thread `t` exited: whole-block barriers of its block may now be complete.
+    pub fn barriers_after_exit(&mut self, t: Tid) {
+        let slot = split(t).0;
+        for id in 0..BARRIERS {
+            self.try_complete_barrier(slot, id);
+        }
+    }
+}

@@ -1,0 +1,218 @@
+//! What the host `arch` layer calls: the emulated thread's view of the machine. Every
+//! function here runs on an emulated thread's coroutine.
+
+use core::ffi::CStr;
+use core::panic::Location;
+use std::format;
+use std::string::String;
+
+use super::block::{self, BarOp};
+use super::engine::{self, split, Order, Run};
+use super::warp::{self, Op};
+use super::ErrorKind;
+use crate::arch::Dim3;
+
+/// `%tid`.
+pub(crate) fn thread_idx() -> Dim3 {
+    engine::with(|state, t| state.thread(t).idx)
+}
+
+/// `%ntid`.
+pub(crate) fn block_dim() -> Dim3 {
+    engine::with(|state, _| state.config.block)
+}
+
+/// `%ctaid`.
+pub(crate) fn block_idx() -> Dim3 {
+    engine::with(|state, t| state.block(t).index)
+}
+
+/// `%nctaid`.
+pub(crate) fn grid_dim() -> Dim3 {
+    engine::with(|state, _| state.config.grid)
+}
+
+/// `%laneid`.
+pub(crate) fn lane_id() -> u32 {
+    engine::with(|_, t| split(t).1 % 32)
+}
+
+/// A warp collective: waits for the lanes of `mask`, returns this lane's result.
+pub(crate) fn collective(
+    op: Op,
+    mask: u32,
+    b: u32,
+    c: u32,
+    value: u64,
+    at: &'static Location<'static>,
+) -> (u64, bool) {
+    engine::wait_with(|state, t| {
+        let site = state.site(t, at);
+        state.arrive_warp(t, warp::Wait { op, mask, b, c, value, site })
+    })
+}
+
+/// `activemask`: the lanes of the warp at this same call when the scheduler resolves it.
+pub(crate) fn activemask(at: &'static Location<'static>) -> u32 {
+    engine::wait_with(|state, t| {
+        let site = state.site(t, at);
+        let thread = state.thread_mut(t);
+        thread.run = Run::ActiveMask(site);
+        thread.last = Some(site);
+        state.runnable.push(t);
+        Ok(())
+    })
+    .0 as u32
+}
+
+/// A block barrier: `count` is `None` for the whole block; returns the reduction.
+pub(crate) fn barrier(
+    id: u32,
+    op: BarOp,
+    count: Option<u32>,
+    predicate: bool,
+    at: &'static Location<'static>,
+) -> (u64, bool) {
+    engine::wait_with(|state, t| {
+        let site = state.site(t, at);
+        state.arrive_barrier(t, block::Wait { id, op, count, predicate, site })
+    })
+}
+
+/// An atomic, ordered or volatile access to `addr`: a switch point, then `access`, which
+/// returns its result, the value it read (or wrote, for a store) and whether it read
+/// and whether it changed memory.
+pub(crate) fn memory<R>(
+    addr: usize,
+    order: Order,
+    at: &'static Location<'static>,
+    access: impl FnOnce() -> (R, u64, bool, bool),
+) -> R {
+    engine::switch_point(at);
+    let (result, seen, read, wrote) = access();
+    engine::with(|state, t| {
+        state.note_access(t, addr, seen, wrote);
+        let linear = split(t).1;
+        if let Some(race) = state.block_mut(t).race.as_mut() {
+            race.atomic(linear, addr, order, read, wrote);
+        }
+    });
+    result
+}
+
+/// A fence: a switch point, then `core::sync::atomic::fence` with `ordering`.
+pub(crate) fn fence(ordering: core::sync::atomic::Ordering, at: &'static Location<'static>) {
+    engine::switch_point(at);
+    core::sync::atomic::fence(ordering);
+    engine::with(|state, t| {
+        let linear = split(t).1;
+        if let Some(race) = state.block_mut(t).race.as_mut() {
+            race.fence(linear);
+        }
+    });
+}
+
+/// The calling block's copy of a static shared array, allocated on first use.
+pub(crate) fn shared_static(
+    key: usize,
+    bytes: usize,
+    align: usize,
+    label: impl FnOnce() -> String,
+) -> *mut u8 {
+    let outcome = engine::with(|state, t| state.block_mut(t).shared_static(key, bytes, align, label));
+    match outcome {
+        Ok(ptr) => ptr,
+        Err(message) => engine::abort_thread(ErrorKind::Trap, message),
+    }
+}
+
+/// The calling block's dynamic shared memory and its size in bytes.
+pub(crate) fn shared_dynamic() -> (*mut u8, usize) {
+    let outcome = engine::with(|state, t| state.block_mut(t).shared_dynamic());
+    match outcome {
+        Ok(window) => window,
+        Err(message) => engine::abort_thread(ErrorKind::Trap, message),
+    }
+}
+
+/// A plain shared-memory access of `bytes` bytes at `addr`: a switch point and the race
+/// check; `access` then performs it and returns the bits it read or wrote (for the
+/// livelock check).
+pub(crate) fn shared_access<R>(
+    addr: usize,
+    bytes: usize,
+    write: bool,
+    at: &'static Location<'static>,
+    access: impl FnOnce() -> (R, u64),
+) -> R {
+    engine::switch_point(at);
+    let race = engine::with(|state, t| {
+        let site = state.site(t, at);
+        let linear = split(t).1;
+        let block = state.block_mut(t);
+        let conflict = block.race.as_mut()?.access(linear, addr, bytes, write, site)?;
+        Some((site, conflict))
+    });
+    if let Some((site, (earlier, byte))) = race {
+        let message = engine::with(|state, t| {
+            let other = engine::tid(split(t).0, earlier.thread);
+            let what = match state.block(t).allocation_of(byte) {
+                Some(a) => format!("byte {} of {}", a.offset(byte), a.label),
+                None => format!("shared byte {byte:#x}"),
+            };
+            format!(
+                "{} {} {what} {site}, and {} {} it {} with no barrier, syncwarp or acquire/release ordering between the two",
+                state.who(t),
+                if write { "writes" } else { "reads" },
+                state.who(other),
+                if earlier.write { "wrote" } else { "read" },
+                earlier.site
+            )
+        });
+        engine::abort_thread(ErrorKind::DataRace, message);
+    }
+    let (result, bits) = access();
+    engine::with(|state, t| state.note_access(t, addr, bits, write));
+    result
+}
+
+/// A shared-memory index past the end of its array: ends the launch.
+pub(crate) fn shared_out_of_bounds(index: usize, len: usize, at: &'static Location<'static>) -> ! {
+    let message = engine::with(|state, t| {
+        let site = state.site(t, at);
+        format!("{} accessed index {index} of a shared array of length {len} {site}", state.who(t))
+    });
+    engine::abort_thread(ErrorKind::SharedOutOfBounds, message)
+}
+
+/// A kernel was entered with the wrong number of arguments.
+pub(crate) fn bad_arguments(expected: usize, got: usize) -> ! {
+    engine::abort_thread(
+        ErrorKind::InvalidLaunch,
+        format!("the kernel takes {expected} parameters but {got} arguments were passed"),
+    )
+}
+
+/// An atomic access at a misaligned address: the GPU faults.
+pub(crate) fn misaligned(addr: usize, bytes: usize, at: &'static Location<'static>) -> ! {
+    let message = engine::with(|state, t| {
+        let site = state.site(t, at);
+        format!("{} made a {bytes}-byte atomic access at {addr:#x}, which is not aligned to {bytes} bytes, {site}", state.who(t))
+    });
+    engine::abort_thread(ErrorKind::Trap, message)
+}
+
+/// `trap`.
+pub(crate) fn trap(at: &'static Location<'static>) -> ! {
+    engine::trap(at)
+}
+
+/// Opens a site (see `crate::arch::site`); returns whether it did.
+pub(crate) fn enter_site(via: &'static CStr, at: &'static Location<'static>) -> bool {
+    engine::enter_site(via, at)
+}
+
+/// Closes the site opened by `enter_site`.
+pub(crate) fn leave_site() {
+    engine::leave_site()
+}

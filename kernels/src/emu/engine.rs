@@ -1,0 +1,667 @@
+//! The scheduler: one stackful coroutine per emulated thread, all driven from the
+//! launching OS thread by one seeded random choice per switch point.
+//!
+//! A running thread reaches the emulator only through the `arch` layer, which calls the
+//! functions below. Each of them takes the launch's [`State`] for a moment (it is never
+//! borrowed across a switch), records what the thread does, and suspends the coroutine;
+//! the scheduler loop in [`run`] then picks the next runnable thread at random.
+//! Invariant: `State::runnable` holds every thread whose state is `Ready` or
+//! `ActiveMask`, except the one running.
+
+use core::cell::{Cell, RefCell};
+use core::ffi::{c_void, CStr};
+use core::fmt;
+use core::panic::Location;
+use std::any::Any;
+use std::boxed::Box;
+use std::format;
+use std::string::{String, ToString};
+use std::vec::Vec;
+
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+
+use super::block::{self, Block};
+use super::warp;
+use super::{Error, ErrorKind, Kernel, LaunchConfig, Options};
+use crate::arch::Dim3;
+
+/// A thread of a resident block: its block's slot in the upper bits, its linear index in
+/// the block (below 1024) in the lower ten.
+pub(crate) type Tid = u32;
+
+const LINEAR_BITS: u32 = 10;
+
+pub(crate) fn tid(slot: usize, linear: u32) -> Tid {
+    ((slot as u32) << LINEAR_BITS) | linear
+}
+
+pub(crate) fn split(t: Tid) -> (usize, u32) {
+    ((t >> LINEAR_BITS) as usize, t & ((1 << LINEAR_BITS) - 1))
+}
+
+/// Where a thread is in the kernel's source: the caller's location, and the collective
+/// of the safe layer that made the call (`Group::ballot`, `warp::shfl_idx_sync`, ...).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Site {
+    pub at: &'static Location<'static>,
+    pub via: Option<&'static CStr>,
+}
+
+impl Site {
+    pub fn same_place(&self, other: &Site) -> bool {
+        self.at.line() == other.at.line()
+            && self.at.column() == other.at.column()
+            && self.at.file() == other.at.file()
+    }
+}
+
+impl fmt::Display for Site {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "at {}:{}:{}", self.at.file(), self.at.line(), self.at.column())?;
+        if let Some(via) = self.via {
+            let via = via.to_string_lossy();
+            if via.contains("::") {
+                write!(f, " (in {via})")?;
+            } else {
+                write!(f, " (in Group::{via})")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Memory-ordering strength of an access or fence, for the race check's
+/// synchronisation edges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Order {
+    Relaxed,
+    Acquire,
+    Release,
+    AcqRel,
+}
+
+impl Order {
+    pub fn acquires(self) -> bool {
+        matches!(self, Order::Acquire | Order::AcqRel)
+    }
+    pub fn releases(self) -> bool {
+        matches!(self, Order::Release | Order::AcqRel)
+    }
+}
+
+/// What an emulated thread is doing.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Run {
+    /// Running, or runnable.
+    Ready,
+    /// At an `activemask` (runnable: the scheduler resolves it when it picks the thread).
+    ActiveMask(Site),
+    /// Waiting at a warp collective.
+    Warp(warp::Wait),
+    /// Waiting at a block barrier.
+    Barrier(block::Wait),
+    /// Finished.
+    Exited,
+}
+
+/// One emulated thread.
+pub(crate) struct Thread {
+    pub idx: Dim3,
+    pub run: Run,
+    /// The result of the collective or barrier it waited at.
+    pub result: (u64, bool),
+    yielder: *const Yielder<(), ()>,
+    /// The site that names the collectives it makes now (see `crate::arch::site`).
+    pub site: Option<Site>,
+    /// Its last switch point.
+    pub last: Option<Site>,
+    /// Address and value of its last load, to tell a spin from progress.
+    last_load: (usize, u64),
+}
+
+impl Thread {
+    pub fn new(idx: Dim3) -> Thread {
+        Thread {
+            idx,
+            run: Run::Ready,
+            result: (0, false),
+            yielder: core::ptr::null(),
+            site: None,
+            last: None,
+            last_load: (0, 0),
+        }
+    }
+}
+
+/// A SplitMix64 generator: small, fast and the same on every platform.
+pub(crate) struct Rng(u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (`n > 0`).
+    pub fn below(&mut self, n: usize) -> usize {
+        ((self.next() as u128 * n as u128) >> 64) as usize
+    }
+}
+
+/// Everything about one launch that the threads share.
+pub(crate) struct State {
+    pub kernel: &'static str,
+    pub config: LaunchConfig,
+    pub options: Options,
+    pub rng: Rng,
+    pub slots: Vec<Option<Block>>,
+    next_block: u64,
+    grid_blocks: u64,
+    pub runnable: Vec<Tid>,
+    pub error: Option<Error>,
+    /// Switch points since the last progress.
+    idle: u64,
+}
+
+impl State {
+    pub fn block(&self, t: Tid) -> &Block {
+        match &self.slots[split(t).0] {
+            Some(block) => block,
+            None => unreachable!("a thread of an empty slot ran"),
+        }
+    }
+
+    pub fn block_mut(&mut self, t: Tid) -> &mut Block {
+        match &mut self.slots[split(t).0] {
+            Some(block) => block,
+            None => unreachable!("a thread of an empty slot ran"),
+        }
+    }
+
+    pub fn thread(&self, t: Tid) -> &Thread {
+        &self.block(t).threads[split(t).1 as usize]
+    }
+
+    pub fn thread_mut(&mut self, t: Tid) -> &mut Thread {
+        &mut self.block_mut(t).threads[split(t).1 as usize]
+    }
+
+    /// The site of a call made at `at` by thread `t`: its open site, if any, else `at`.
+    pub fn site(&self, t: Tid, at: &'static Location<'static>) -> Site {
+        self.thread(t).site.unwrap_or(Site { at, via: None })
+    }
+
+    /// Records the launch's first error.
+    pub fn fail(&mut self, kind: ErrorKind, message: String) {
+        if self.error.is_none() {
+            self.error = Some(Error::new(kind, self.options.seed, self.kernel, message));
+        }
+    }
+
+    /// Something changed that may let a spinning thread go on.
+    pub fn progress(&mut self) {
+        self.idle = 0;
+    }
+
+    /// Makes thread `t` runnable.
+    pub fn wake(&mut self, t: Tid) {
+        self.thread_mut(t).run = Run::Ready;
+        self.runnable.push(t);
+    }
+
+    /// Starts the next block of the grid in `slot`, if one is left.
+    fn start_block(&mut self, slot: usize) -> Option<u32> {
+        if self.next_block == self.grid_blocks {
+            return None;
+        }
+        let linear = self.next_block;
+        self.next_block += 1;
+        let g = self.config.grid;
+        let index = Dim3 {
+            x: (linear % g.x as u64) as u32,
+            y: (linear / g.x as u64 % g.y as u64) as u32,
+            z: (linear / (g.x as u64 * g.y as u64)) as u32,
+        };
+        let block = Block::new(index, self.config, self.options.seed ^ linear, self.options.check_races);
+        let threads = block.threads.len() as u32;
+        self.slots[slot] = Some(block);
+        for linear in 0..threads {
+            self.runnable.push(tid(slot, linear));
+        }
+        self.progress();
+        Some(threads)
+    }
+
+    /// Picks the next thread to run; `None` when the launch is over (finished, or an
+    /// error was recorded, possibly by this call: a deadlock or a livelock).
+    fn pick(&mut self) -> Option<Tid> {
+        if self.error.is_some() {
+            return None;
+        }
+        if self.runnable.is_empty() {
+            if self.slots.iter().any(Option::is_some) {
+                let (kind, message) = self.stall_report();
+                self.fail(kind, message);
+            }
+            return None;
+        }
+        self.idle += 1;
+        if self.idle > self.options.livelock_steps {
+            let (kind, message) = self.livelock_report();
+            self.fail(kind, message);
+            return None;
+        }
+        let i = self.rng.below(self.runnable.len());
+        let t = self.runnable.swap_remove(i);
+        if let Run::ActiveMask(site) = self.thread(t).run {
+            self.resolve_activemask(t, site);
+        }
+        Some(t)
+    }
+
+    /// Thread `t` finished: the lanes and barriers waiting for it learn so, and its block
+    /// makes room for the next when it was the last. Returns the size of the block
+    /// started in its slot, if one was.
+    fn exit(&mut self, t: Tid) -> Option<u32> {
+        self.thread_mut(t).run = Run::Exited;
+        let block = self.block_mut(t);
+        block.live -= 1;
+        let done = block.live == 0;
+        self.progress();
+        if self.error.is_some() {
+            return None;
+        }
+        self.lane_exited(t);
+        self.barriers_after_exit(t);
+        if done && self.error.is_none() {
+            let slot = split(t).0;
+            self.slots[slot] = None;
+            return self.start_block(slot);
+        }
+        None
+    }
+
+    /// Notes a switch point's memory access for the livelock check: a write, or a read
+    /// of a value the thread had not seen at that address, is progress.
+    pub fn note_access(&mut self, t: Tid, addr: usize, seen: u64, wrote: bool) {
+        let thread = self.thread_mut(t);
+        let fresh = thread.last_load != (addr, seen);
+        thread.last_load = (addr, seen);
+        if wrote || fresh {
+            self.progress();
+        }
+    }
+}
+
+/// What the scheduler and the running coroutines share.
+struct Engine {
+    state: RefCell<State>,
+    current: Cell<Tid>,
+    kernel: *const Kernel,
+    args: *const [*mut c_void],
+}
+
+/// The unwinding payload that ends a thread after it recorded the launch's error.
+struct Abort;
+
+thread_local! {
+    /// The engine of the launch running on this OS thread (null when none is).
+    static ENGINE: Cell<*const Engine> = const { Cell::new(core::ptr::null()) };
+    /// Whether an emulated thread is running (its panics are the launch's errors).
+    static IN_KERNEL: Cell<bool> = const { Cell::new(false) };
+    /// Whether the scheduler is unwinding the coroutines of a failed launch.
+    static TEARDOWN: Cell<bool> = const { Cell::new(false) };
+    /// The message of the last panic in an emulated thread.
+    static PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+    /// Stacks of finished coroutines, by size, for the next ones.
+    static STACKS: RefCell<Vec<(usize, DefaultStack)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// At most this many stacks are kept for reuse per OS thread.
+const POOLED_STACKS: usize = 4096;
+
+/// Runs `f` on the launch state and the running thread.
+///
+/// # Panics
+/// When no emulated kernel is running on this OS thread: device functions exist on the
+/// host only for the emulator.
+pub(crate) fn with<R>(f: impl FnOnce(&mut State, Tid) -> R) -> R {
+    let engine = ENGINE.with(Cell::get);
+    if engine.is_null() {
+        outside_launch();
+    }
+    // SAFETY: ENGINE is non-null only while `run` keeps the engine alive on its stack,
+    // and only code running on this OS thread (the scheduler and its coroutines) sees it.
+    let engine = unsafe { &*engine };
+    let mut state = engine.state.borrow_mut();
+    f(&mut state, engine.current.get())
+}
+
+#[cold]
+fn outside_launch() -> ! {
+    panic!("warpsafe: a device function was called on the host outside an emulated kernel launch")
+}
+
+/// Whether an emulated launch is running on this OS thread.
+pub(crate) fn in_launch() -> bool {
+    !ENGINE.with(Cell::get).is_null()
+}
+
+/// Suspends the running coroutine until the scheduler picks it again.
+fn suspend(yielder: *const Yielder<(), ()>) {
+    // SAFETY: `yielder` is the running coroutine's own, recorded when it started; it
+    // lives as long as the coroutine.
+    unsafe { (*yielder).suspend(()) }
+}
+
+/// Ends the running thread with the launch's error (recorded by the caller or here).
+pub(crate) fn abort_thread(kind: ErrorKind, message: String) -> ! {
+    with(|state, _| state.fail(kind, message));
+    std::panic::resume_unwind(Box::new(Abort))
+}
+
+/// A switch point: the running thread stays runnable and the scheduler picks anew.
+pub(crate) fn switch_point(at: &'static Location<'static>) {
+    let yielder = with(|state, t| {
+        let site = state.site(t, at);
+        let thread = state.thread_mut(t);
+        thread.last = Some(site);
+        let yielder = thread.yielder;
+        state.runnable.push(t);
+        yielder
+    });
+    suspend(yielder);
+}
+
+/// Waits after `arrive` has put the running thread in a waiting state (or made it
+/// runnable with its result), then returns its result.
+pub(crate) fn wait_with(
+    arrive: impl FnOnce(&mut State, Tid) -> Result<(), (ErrorKind, String)>,
+) -> (u64, bool) {
+    let outcome = with(|state, t| arrive(state, t).map(|()| state.thread(t).yielder));
+    match outcome {
+        Ok(yielder) => suspend(yielder),
+        Err((kind, message)) => abort_thread(kind, message),
+    }
+    with(|state, t| state.thread(t).result)
+}
+
+/// Opens a site for thread `t` if none is open; returns whether it did.
+pub(crate) fn enter_site(via: &'static CStr, at: &'static Location<'static>) -> bool {
+    if !in_launch() {
+        return false;
+    }
+    with(|state, t| {
+        let thread = state.thread_mut(t);
+        if thread.site.is_none() {
+            thread.site = Some(Site { at, via: Some(via) });
+            true
+        } else {
+            false
+        }
+    })
+}
+
+/// Closes the running thread's site.
+pub(crate) fn leave_site() {
+    if in_launch() {
+        with(|state, t| state.thread_mut(t).site = None);
+    }
+}
+
+/// Ends the launch with a trap at `at`.
+pub(crate) fn trap(at: &'static Location<'static>) -> ! {
+    let message = with(|state, t| {
+        let site = state.site(t, at);
+        format!("{} executed `trap` {site}", state.who(t))
+    });
+    abort_thread(ErrorKind::Trap, message)
+}
+
+/// Runs a launch; see [`super::launch`].
+///
+/// # Safety
+/// As for [`super::launch`].
+pub(crate) unsafe fn run(
+    kernel: &Kernel,
+    config: &LaunchConfig,
+    args: &[*mut c_void],
+    options: &Options,
+) -> Result<(), Error> {
+    let invalid =
+        |message: String| Err(Error::new(ErrorKind::InvalidLaunch, options.seed, kernel.name, message));
+    if in_launch() {
+        return invalid("a kernel cannot launch another kernel on the emulator".into());
+    }
+    if let Some(message) = launch_problem(kernel, config, args, options) {
+        return invalid(message);
+    }
+    let grid_blocks = config.grid.x as u64 * config.grid.y as u64 * config.grid.z as u64;
+    let slots =
+        if config.cooperative { grid_blocks } else { grid_blocks.min(options.max_resident_blocks as u64) };
+    install_panic_hook();
+    let engine = Engine {
+        state: RefCell::new(State {
+            kernel: kernel.name,
+            config: *config,
+            options: options.clone(),
+            rng: Rng(options.seed),
+            slots: (0..slots).map(|_| None).collect(),
+            next_block: 0,
+            grid_blocks,
+            runnable: Vec::new(),
+            error: None,
+            idle: 0,
+        }),
+        current: Cell::new(0),
+        kernel,
+        args,
+    };
+    ENGINE.with(|e| e.set(&engine));
+    let mut coroutines: Vec<Vec<Option<ThreadCoroutine>>> = (0..slots).map(|_| Vec::new()).collect();
+    let mut outcome = Ok(());
+    for (slot, threads) in coroutines.iter_mut().enumerate() {
+        let started = engine.state.borrow_mut().start_block(slot);
+        if let Some(n) = started {
+            outcome = outcome.and_then(|()| spawn(&engine, slot, n, options.stack_bytes, threads));
+        }
+    }
+    if let Err(message) = outcome {
+        engine.state.borrow_mut().fail(ErrorKind::InvalidLaunch, message);
+    }
+    loop {
+        let next = engine.state.borrow_mut().pick();
+        let Some(t) = next else { break };
+        let (slot, linear) = split(t);
+        engine.current.set(t);
+        let Some(coroutine) = coroutines[slot][linear as usize].as_mut() else {
+            unreachable!("a runnable thread has a coroutine")
+        };
+        IN_KERNEL.with(|k| k.set(true));
+        let result = coroutine.resume(());
+        IN_KERNEL.with(|k| k.set(false));
+        if let CoroutineResult::Return(()) = result {
+            if let Some(done) = coroutines[slot][linear as usize].take() {
+                recycle(done.into_stack(), options.stack_bytes);
+            }
+            let started = engine.state.borrow_mut().exit(t);
+            if let Some(n) = started {
+                if let Err(message) = spawn(&engine, slot, n, options.stack_bytes, &mut coroutines[slot]) {
+                    engine.state.borrow_mut().fail(ErrorKind::InvalidLaunch, message);
+                }
+            }
+        }
+    }
+    teardown(&mut coroutines, options.stack_bytes);
+    ENGINE.with(|e| e.set(core::ptr::null()));
+    match engine.state.into_inner().error {
+        Some(error) => Err(error),
+        None => Ok(()),
+    }
+}
+
+/// Why the GPU would refuse this launch, if it would.
+fn launch_problem(
+    kernel: &Kernel,
+    config: &LaunchConfig,
+    args: &[*mut c_void],
+    options: &Options,
+) -> Option<String> {
+    let (g, b) = (config.grid, config.block);
+    let threads = b.x as u64 * b.y as u64 * b.z as u64;
+    if args.len() != kernel.params {
+        return Some(format!(
+            "the kernel takes {} parameters but {} arguments were passed",
+            kernel.params,
+            args.len()
+        ));
+    }
+    if g.x == 0 || g.y == 0 || g.z == 0 || g.y > 65535 || g.z > 65535 {
+        return Some(format!(
+            "grid ({}, {}, {}): each dimension must be at least 1, y and z at most 65535",
+            g.x, g.y, g.z
+        ));
+    }
+    if threads == 0 || threads > 1024 || b.x > 1024 || b.y > 1024 || b.z > 64 {
+        return Some(format!(
+            "block ({}, {}, {}): at least 1 and at most 1024 threads (x, y at most 1024, z at most 64)",
+            b.x, b.y, b.z
+        ));
+    }
+    if config.dynamic_shared_bytes > 227 * 1024 {
+        return Some(format!(
+            "{} bytes of dynamic shared memory: at most 227 KiB",
+            config.dynamic_shared_bytes
+        ));
+    }
+    let grid_blocks = g.x as u64 * g.y as u64 * g.z as u64;
+    if config.cooperative && grid_blocks > options.max_resident_blocks as u64 {
+        return Some(format!(
+            "a cooperative launch of {grid_blocks} blocks, but only {} can be resident at once (Options::max_resident_blocks)",
+            options.max_resident_blocks
+        ));
+    }
+    if options.max_resident_blocks == 0 {
+        return Some("Options::max_resident_blocks is 0".into());
+    }
+    None
+}
+
+/// The coroutine type of an emulated thread.
+type ThreadCoroutine = Coroutine<(), (), (), DefaultStack>;
+
+/// Makes the coroutines of the `n` threads of the block just started in `slot`.
+fn spawn(
+    engine: &Engine,
+    slot: usize,
+    n: u32,
+    stack_bytes: usize,
+    into: &mut Vec<Option<ThreadCoroutine>>,
+) -> Result<(), String> {
+    into.clear();
+    let engine: *const Engine = engine;
+    for linear in 0..n {
+        let stack = take_stack(stack_bytes)
+            .map_err(|e| format!("cannot allocate a {stack_bytes}-byte thread stack: {e}"))?;
+        let t = tid(slot, linear);
+        into.push(Some(Coroutine::with_stack(stack, move |yielder: &Yielder<(), ()>, ()| {
+            thread_main(engine, t, yielder)
+        })));
+    }
+    Ok(())
+}
+
+/// The body of every emulated thread: runs the kernel, and turns a panic into the
+/// launch's error.
+fn thread_main(engine: *const Engine, t: Tid, yielder: &Yielder<(), ()>) {
+    // SAFETY: `run` keeps the engine alive until every coroutine has finished.
+    let engine = unsafe { &*engine };
+    engine.state.borrow_mut().thread_mut(t).yielder = yielder;
+    // SAFETY: as above, for the kernel and the arguments `run` borrowed.
+    let (kernel, args) = unsafe { (&*engine.kernel, &*engine.args) };
+    // SAFETY: the launch's contract: `args` holds valid values of the kernel's
+    // parameters, and the kernel's own contract holds.
+    let outcome = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| unsafe { (kernel.entry)(args) }));
+    if let Err(payload) = outcome {
+        if TEARDOWN.with(Cell::get) {
+            std::panic::resume_unwind(payload);
+        }
+        if !payload.is::<Abort>() {
+            let message = PANIC.with(|p| p.borrow_mut().take()).unwrap_or_else(|| payload_text(&*payload));
+            let mut state = engine.state.borrow_mut();
+            let who = state.who(t);
+            state.fail(ErrorKind::Trap, format!("{who} panicked at {message}"));
+        }
+    }
+}
+
+fn payload_text(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".into()
+    }
+}
+
+/// Installs, once per process, a panic hook that keeps the messages of panics in
+/// emulated threads (they become the launch's error) and passes every other panic to
+/// the hook that was there before.
+fn install_panic_hook() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if IN_KERNEL.with(Cell::get) {
+                let at = info.location().map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()));
+                let text = payload_text(info.payload());
+                let message = format!("{}: {text}", at.unwrap_or_else(|| "an unknown location".into()));
+                PANIC.with(|p| *p.borrow_mut() = Some(message));
+            } else {
+                previous(info);
+            }
+        }));
+    });
+}
+
+fn take_stack(bytes: usize) -> std::io::Result<DefaultStack> {
+    let pooled = STACKS.with(|s| {
+        let mut stacks = s.borrow_mut();
+        let i = stacks.iter().rposition(|(size, _)| *size == bytes)?;
+        Some(stacks.swap_remove(i).1)
+    });
+    match pooled {
+        Some(stack) => Ok(stack),
+        None => DefaultStack::new(bytes),
+    }
+}
+
+fn recycle(stack: DefaultStack, bytes: usize) {
+    STACKS.with(|s| {
+        let mut stacks = s.borrow_mut();
+        if stacks.len() < POOLED_STACKS {
+            stacks.push((bytes, stack));
+        }
+    });
+}
+
+/// Unwinds every coroutine still suspended (after an error) and keeps their stacks.
+fn teardown(coroutines: &mut [Vec<Option<ThreadCoroutine>>], stack_bytes: usize) {
+    TEARDOWN.with(|t| t.set(true));
+    for slot in coroutines.iter_mut() {
+        for coroutine in slot.iter_mut() {
+            if let Some(mut coroutine) = coroutine.take() {
+                IN_KERNEL.with(|k| k.set(true));
+                coroutine.force_unwind();
+                IN_KERNEL.with(|k| k.set(false));
+                recycle(coroutine.into_stack(), stack_bytes);
+            }
+        }
+    }
+    TEARDOWN.with(|t| t.set(false));
+}

@@ -1,0 +1,262 @@
+//! The CPU emulator: runs kernels written against `warpsafe` on the host, without a GPU,
+//! and checks the warp-level rules that the GPU lets pass silently.
+//!
+//! Compiled for the host, the crate's [`arch`](crate::arch) layer drives this emulator
+//! instead of PTX instructions, so the same kernel source (declared with
+//! [`kernel!`](crate::kernel!)) runs unchanged: on the host each kernel is a `static`
+//! [`Kernel`] that [`launch`] runs with a grid, a block shape and a dynamic shared-memory
+//! size.
+//!
+//! # What is modelled
+//!
+//! - **Threads**: every GPU thread is a stackful coroutine on the calling OS thread, and
+//!   one scheduler, seeded by [`Options::seed`], picks which runs next. Threads switch
+//!   only at the points where they communicate: every warp collective, block barrier,
+//!   atomic, fence, volatile load or store, and shared-memory read or write. Between two
+//!   such points a thread runs alone, so a kernel runs exactly as one interleaving of its
+//!   threads' switch points, chosen by the seed: the same seed replays the same
+//!   interleaving, and another seed tries another.
+//! - **Independent thread scheduling** (Volta and newer): the lanes of a warp run
+//!   independently and meet only at the collectives they call. A collective completes
+//!   when every lane of its mask has arrived at it; until then the arrived lanes wait.
+//!   `activemask` returns the lanes of the caller's warp that are at the same `activemask`
+//!   call at the moment the scheduler resolves it: always the caller, often fewer lanes
+//!   than took the branch, as on the GPU, so code that expects "all lanes of the branch"
+//!   fails under some seeds.
+//! - **Blocks** run concurrently: up to [`Options::max_resident_blocks`] blocks are live
+//!   at once (new ones start, in index order, as others finish), and a cooperative launch
+//!   keeps the whole grid live. Inter-block patterns (a last-block reduction, message
+//!   passing with fences, a grid barrier built from atomics) behave as on the GPU;
+//!   spin-waits work because every poll is a switch point.
+//! - **Memory**: global memory is host memory (a pointer parameter is a host address);
+//!   shared memory is allocated per block (static arrays from
+//!   [`shared!`](crate::shared!) and the dynamic window), filled with a garbage pattern
+//!   as the GPU leaves it; atomics are `core::sync::atomic` operations on the same
+//!   addresses with the matching orderings, fences are `core::sync::atomic::fence`.
+//! - Everything the GPU side offers: thread, block and grid coordinates, every `shfl.sync`
+//!   mode (width, clamp and predicate as PTX defines them), `vote.sync`, `match.sync`,
+//!   `redux.sync`, `elect.sync` (the leader is chosen by the seed), `bar.warp.sync`,
+//!   `activemask`, the lane masks, `barrier.sync` (whole block, and named barriers with a
+//!   thread count), `barrier.red`, all scoped atomics, ordered and volatile accesses,
+//!   fences, `trap` and device `printf` (to stdout).
+//!
+//! # What is checked
+//!
+//! Each check ends the launch with an [`Error`] whose [`ErrorKind`] names it and whose
+//! message names the kernel, the block, the warp, the lanes, the masks, the source
+//! locations and the seed:
+//!
+//! | check | kind |
+//! | --- | --- |
+//! | a lane calls a collective with a mask that does not contain it | [`ErrorKind::MaskExcludesCaller`] |
+//! | lanes of one mask wait at different collectives, or with different masks or operands | [`ErrorKind::MismatchedCollective`] |
+//! | a collective can never complete: a lane of its mask exited, does not exist, or waits elsewhere | [`ErrorKind::Deadlock`] |
+//! | a block barrier is not reached by every thread of the block that has not exited (or its threads use different forms, counts or ids) | [`ErrorKind::BarrierMismatch`] |
+//! | threads spin forever: no thread made progress for [`Options::livelock_steps`] switch points | [`ErrorKind::Deadlock`] (or `BarrierMismatch` when a barrier is waiting) |
+//! | a shared-memory index past the end of its array | [`ErrorKind::SharedOutOfBounds`] |
+//! | a shuffle reads a lane that is not in its mask | [`ErrorKind::ShuffleFromInactiveLane`] |
+//! | two threads access one shared-memory byte, at least one writing, with no barrier, `syncwarp` or acquire/release between them ([`Options::check_races`]) | [`ErrorKind::DataRace`] |
+//! | `trap`, a panic (including debug overflow checks), a misaligned atomic | [`ErrorKind::Trap`] |
+//! | a launch the GPU would refuse (shape, parameter count, too large a cooperative grid) | [`ErrorKind::InvalidLaunch`] |
+//!
+//! The checks are exact: a deadlock is reported when no thread can run while some have
+//! not finished, never by a timeout.
+//!
+//! # What is not modelled
+//!
+//! - **Timing**: no clock, no instruction costs, no memory latency; only the order of
+//!   switch points is chosen, so performance cannot be measured here.
+//! - **Memory coalescing, caches, bank conflicts**, occupancy limits other than
+//!   `max_resident_blocks`.
+//! - **The weak memory model**: the emulator is sequentially consistent. Every write is
+//!   visible to every thread as soon as it is made, so a *missing fence* (or a relaxed
+//!   access where an acquire/release is needed) in global-memory message passing is *not*
+//!   caught: the data always arrives. Only the shared-memory race check notices missing
+//!   synchronisation, and only for shared memory. Scopes are not checked either: a
+//!   block-scope atomic shared between blocks works here.
+//! - **Plain spin loops**: a thread polling memory with plain (non-volatile, non-atomic)
+//!   loads never reaches a switch point and hangs the emulator (on the GPU the compiler may
+//!   hoist the load and hang too): poll with [`load_volatile`](crate::atomic::load_volatile)
+//!   or an atomic load.
+//! - Convergence after a branch: lanes do not reconverge, they only meet at collectives,
+//!   which is what the Volta model guarantees; code that is correct only because lanes
+//!   happen to run in lockstep fails here.
+//! - Out-of-bounds global-memory accesses are host memory errors (they may crash the test
+//!   process); raw pointers into shared memory are not bounds-checked.
+//!
+//! # Seeds
+//!
+//! [`Options::default`] takes its seed from the `WARPSAFE_EMU_SEED` environment variable
+//! (0 when it is unset or not a number). [`for_each_seed`] runs a launch under each seed of
+//! a range; when `WARPSAFE_EMU_SEED` is set it runs that seed only, so a failure that
+//! printed `seed 17` replays, step for step, with `WARPSAFE_EMU_SEED=17`.
+//!
+//! # Speed
+//!
+//! A switch between emulated threads costs tens of nanoseconds; a collective costs one
+//! switch per lane, an atomic or shared access one switch. Expect from a few million to
+//! tens of millions of switch points per second (less in debug builds of the emulator),
+//! so keep emulated test inputs to thousands or a few hundred thousand elements. The race
+//! check costs a vector-clock join per barrier (proportional to the block size squared)
+//! and a shadow lookup per shared-memory byte accessed.
+
+mod block;
+mod device;
+mod engine;
+mod error;
+mod race;
+mod report;
+mod warp;
+
+pub(crate) use block::BarOp;
+pub(crate) use device::*;
+pub(crate) use engine::Order;
+pub use error::{Error, ErrorKind};
+pub(crate) use warp::{Op, Redux, Shfl, Vote};
+
+use core::ffi::c_void;
+
+pub use crate::arch::Dim3;
+
+/// A kernel entry point as the emulator sees it: made on the host by
+/// [`kernel!`](crate::kernel!) as a `static` of the kernel's name.
+pub struct Kernel {
+    name: &'static str,
+    params: usize,
+    entry: unsafe fn(&[*mut c_void]),
+}
+
+impl Kernel {
+    /// Used by [`kernel!`](crate::kernel!): the kernel's name, its number of parameters
+    /// and the function that reads them and runs the body for the calling thread.
+    #[doc(hidden)]
+    pub const fn __new(name: &'static str, params: usize, entry: unsafe fn(&[*mut c_void])) -> Kernel {
+        Kernel { name, params, entry }
+    }
+
+    /// The kernel's name (its PTX entry's name on the GPU).
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// How many parameters the kernel takes.
+    pub fn param_count(&self) -> usize {
+        self.params
+    }
+}
+
+impl core::fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Kernel").field("name", &self.name).field("params", &self.params).finish()
+    }
+}
+
+/// The shape of a launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchConfig {
+    /// Blocks in the grid, per dimension (each at least 1).
+    pub grid: Dim3,
+    /// Threads in a block, per dimension (at most 1024 in all).
+    pub block: Dim3,
+    /// Bytes of dynamic shared memory per block ([`crate::shared::dynamic`]).
+    pub dynamic_shared_bytes: u32,
+    /// A cooperative launch (`cuLaunchCooperativeKernel`): every block is live at once,
+    /// so blocks may wait for each other (a grid barrier).
+    pub cooperative: bool,
+}
+
+impl LaunchConfig {
+    /// A one-dimensional launch of `grid` blocks of `block` threads, no dynamic shared
+    /// memory, not cooperative.
+    pub fn linear(grid: u32, block: u32) -> LaunchConfig {
+        LaunchConfig {
+            grid: Dim3 { x: grid, y: 1, z: 1 },
+            block: Dim3 { x: block, y: 1, z: 1 },
+            dynamic_shared_bytes: 0,
+            cooperative: false,
+        }
+    }
+}
+
+/// How the emulator runs a launch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Seeds the scheduler: the same seed gives the same interleaving of threads.
+    pub seed: u64,
+    /// How many blocks are live at once (the emulated GPU's capacity). A cooperative launch
+    /// must fit: a larger grid is an [`ErrorKind::InvalidLaunch`].
+    pub max_resident_blocks: u32,
+    /// Check shared-memory accesses for data races ([`ErrorKind::DataRace`]).
+    pub check_races: bool,
+    /// Switch points without progress (no write, no new value read, no thread finished,
+    /// no barrier passed) after which the launch is reported as spinning forever.
+    pub livelock_steps: u64,
+    /// Bytes of stack for each emulated thread (kernel code built without optimisation
+    /// needs more than on the GPU).
+    pub stack_bytes: usize,
+}
+
+/// The environment variable that sets the default seed.
+pub const SEED_ENV: &str = "WARPSAFE_EMU_SEED";
+
+/// The seed `WARPSAFE_EMU_SEED` names, if it is set to a number.
+fn env_seed() -> Option<u64> {
+    std::env::var(SEED_ENV).ok()?.trim().parse().ok()
+}
+
+impl Default for Options {
+    /// Seed from `WARPSAFE_EMU_SEED` (else 0), 8 resident blocks, races checked, ten
+    /// million idle switch points before a livelock is reported, 256 KiB stacks.
+    fn default() -> Options {
+        Options {
+            seed: env_seed().unwrap_or(0),
+            max_resident_blocks: 8,
+            check_races: true,
+            livelock_steps: 10_000_000,
+            stack_bytes: 256 * 1024,
+        }
+    }
+}
+
+/// Runs the whole grid to completion on the calling OS thread, deterministically for
+/// `options.seed`.
+///
+/// `args` holds one pointer per kernel parameter, each pointing at the parameter's value
+/// (exactly like `cuLaunchKernel`'s `kernelParams`). Global memory is host memory: a
+/// device-pointer parameter is a host address.
+///
+/// # Errors
+/// [`ErrorKind::InvalidLaunch`] for a shape the GPU would refuse or a wrong number of
+/// arguments; every other kind when the kernel breaks the rule it names (see the module
+/// docs). The launch stops at the first error.
+///
+/// # Safety
+/// Each `args[i]` points at a valid value of the kernel's `i`-th parameter type, and the
+/// kernel's own contract (the memory its pointer parameters name) holds, as for a GPU
+/// launch.
+pub unsafe fn launch(
+    kernel: &Kernel,
+    config: &LaunchConfig,
+    args: &[*mut c_void],
+    options: &Options,
+) -> Result<(), Error> {
+    // SAFETY: forwarded from the caller.
+    unsafe { engine::run(kernel, config, args, options) }
+}
+
+/// Test helper: runs `run` once for each seed of `seeds` (or only for the seed in
+/// `WARPSAFE_EMU_SEED`, when it is set) with [`Options::default`] otherwise, and returns
+/// the first error; its message names the seed that replays it.
+pub fn for_each_seed(
+    seeds: core::ops::Range<u64>,
+    mut run: impl FnMut(&Options) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let base = Options::default();
+    if let Some(seed) = env_seed() {
+        return run(&Options { seed, ..base });
+    }
+    for seed in seeds {
+        run(&Options { seed, ..base.clone() })?;
+    }
+    Ok(())
+}

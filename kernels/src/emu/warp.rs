@@ -1,0 +1,377 @@
+//! Warp collectives under independent thread scheduling.
+//!
+//! A lane arriving at a collective waits there until every lane of its mask has arrived
+//! at the same collective with the same mask (and, for shuffles, the same segment
+//! operand). Then all of them get their results at once and become runnable. Checked on
+//! arrival: the caller is in the mask; every lane of the mask exists and has not exited;
+//! no lane of the mask waits at another collective, or with another mask, whose own mask
+//! names the caller (those two lanes wait for each other forever). Checked on completion:
+//! every shuffle reads a lane of the mask.
+
+use std::format;
+use std::string::String;
+use std::vec::Vec;
+
+use super::engine::{split, tid, Run, Site, State, Tid};
+use super::report::{hex, lanes};
+use super::ErrorKind;
+
+/// The four `shfl.sync` modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Shfl {
+    Idx,
+    Up,
+    Down,
+    Bfly,
+}
+
+/// The four `vote.sync` modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Vote {
+    Ballot,
+    Any,
+    All,
+    Uni,
+}
+
+/// The `redux.sync` operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Redux {
+    Add,
+    MinU,
+    MaxU,
+    MinS,
+    MaxS,
+    And,
+    Or,
+    Xor,
+}
+
+/// A warp collective.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Op {
+    Shfl(Shfl),
+    Vote(Vote),
+    /// `match.any.sync`, 64-bit when `true`.
+    MatchAny(bool),
+    /// `match.all.sync`, 64-bit when `true`.
+    MatchAll(bool),
+    Redux(Redux),
+    Elect,
+    SyncWarp,
+}
+
+impl Op {
+    /// The PTX instruction.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Shfl(Shfl::Idx) => "shfl.sync.idx",
+            Op::Shfl(Shfl::Up) => "shfl.sync.up",
+            Op::Shfl(Shfl::Down) => "shfl.sync.down",
+            Op::Shfl(Shfl::Bfly) => "shfl.sync.bfly",
+            Op::Vote(Vote::Ballot) => "vote.sync.ballot",
+            Op::Vote(Vote::Any) => "vote.sync.any",
+            Op::Vote(Vote::All) => "vote.sync.all",
+            Op::Vote(Vote::Uni) => "vote.sync.uni",
+            Op::MatchAny(false) => "match.any.sync.b32",
+            Op::MatchAny(true) => "match.any.sync.b64",
+            Op::MatchAll(false) => "match.all.sync.b32",
+            Op::MatchAll(true) => "match.all.sync.b64",
+            Op::Redux(Redux::Add) => "redux.sync.add",
+            Op::Redux(Redux::MinU) => "redux.sync.min.u32",
+            Op::Redux(Redux::MaxU) => "redux.sync.max.u32",
+            Op::Redux(Redux::MinS) => "redux.sync.min.s32",
+            Op::Redux(Redux::MaxS) => "redux.sync.max.s32",
+            Op::Redux(Redux::And) => "redux.sync.and",
+            Op::Redux(Redux::Or) => "redux.sync.or",
+            Op::Redux(Redux::Xor) => "redux.sync.xor",
+            Op::Elect => "elect.sync",
+            Op::SyncWarp => "bar.warp.sync",
+        }
+    }
+}
+
+/// A lane waiting at a warp collective: the operation, its mask, the lane operand `b`
+/// and segment operand `c` of a shuffle, and its value (a predicate is 0 or 1).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Wait {
+    pub op: Op,
+    pub mask: u32,
+    pub b: u32,
+    pub c: u32,
+    pub value: u64,
+    pub site: Site,
+}
+
+impl Wait {
+    /// Whether two lanes wait at the same collective instance: same operation, mask and
+    /// segment operand.
+    fn meets(&self, other: &Wait) -> bool {
+        self.op == other.op && self.mask == other.mask && self.c == other.c
+    }
+
+    /// `shfl.sync.idx with mask 0x0000ffff`, with the segment operand for shuffles.
+    pub fn describe(&self) -> String {
+        match self.op {
+            Op::Shfl(_) => format!("{} with mask {} (c = {:#x})", self.op.name(), hex(self.mask), self.c),
+            _ => format!("{} with mask {}", self.op.name(), hex(self.mask)),
+        }
+    }
+}
+
+/// The source lane of a shuffle in `mode` by `lane` with operands `b` and `c`, and the
+/// predicate: PTX's definition, with the caller's own lane when the source is out of
+/// range.
+pub(crate) fn shuffle_source(mode: Shfl, lane: u32, b: u32, c: u32) -> (u32, bool) {
+    let b = b & 31;
+    let clamp = c & 31;
+    let segmask = (c >> 8) & 31;
+    let max_lane = (lane & segmask) | (clamp & !segmask);
+    let min_lane = lane & segmask;
+    let (source, in_range) = match mode {
+        Shfl::Up => {
+            let j = lane as i32 - b as i32;
+            (j, j >= max_lane as i32)
+        }
+        Shfl::Down => {
+            let j = lane + b;
+            (j as i32, j <= max_lane)
+        }
+        Shfl::Bfly => {
+            let j = lane ^ b;
+            (j as i32, j <= max_lane)
+        }
+        Shfl::Idx => {
+            let j = min_lane | (b & !segmask);
+            (j as i32, j <= max_lane)
+        }
+    };
+    if in_range {
+        (source as u32, true)
+    } else {
+        (lane, false)
+    }
+}
+
+impl State {
+    /// Lane `t` arrives at a warp collective; completes it if it was the last.
+    pub fn arrive_warp(&mut self, t: Tid, wait: Wait) -> Result<(), (ErrorKind, String)> {
+        let (slot, linear) = split(t);
+        let (warp, lane) = (linear / 32, linear % 32);
+        let block = self.block(t);
+        let exists = match block.lanes(warp) {
+            32 => u32::MAX,
+            n => (1u32 << n) - 1,
+        };
+        if wait.mask & (1 << lane) == 0 {
+            return Err((
+                ErrorKind::MaskExcludesCaller,
+                format!(
+                    "{} called {} {}, and the mask does not contain lane {lane} itself",
+                    self.who(t),
+                    wait.describe(),
+                    wait.site
+                ),
+            ));
+        }
+        if wait.mask & !exists != 0 {
+            return Err((
+                ErrorKind::Deadlock,
+                format!(
+                    "{} called {} {}, which names {}, which do not exist (the block has {} threads, so warp {warp} has lanes {}): the collective can never complete",
+                    self.who(t),
+                    wait.describe(),
+                    wait.site,
+                    lanes(wait.mask & !exists),
+                    block.threads.len(),
+                    lanes(exists)
+                ),
+            ));
+        }
+        let base = warp * 32;
+        for other in 0..32 {
+            if other == lane || wait.mask & (1 << other) == 0 {
+                continue;
+            }
+            let o = tid(slot, base + other);
+            match self.thread(o).run {
+                Run::Exited => {
+                    return Err((
+                        ErrorKind::Deadlock,
+                        format!(
+                            "{} called {} {}, but lane {other} of the mask has exited: the collective can never complete",
+                            self.who(t),
+                            wait.describe(),
+                            wait.site
+                        ),
+                    ));
+                }
+                Run::Warp(theirs) if theirs.mask & (1 << lane) != 0 && !theirs.meets(&wait) => {
+                    return Err((
+                        ErrorKind::MismatchedCollective,
+                        format!(
+                            "{} called {} {}, while lane {other}, which that mask names, waits at {} {}, whose mask names lane {lane}: lanes of one mask must meet at the same collective with the same mask",
+                            self.who(t),
+                            wait.describe(),
+                            wait.site,
+                            theirs.describe(),
+                            theirs.site
+                        ),
+                    ));
+                }
+                _ => {}
+            }
+        }
+        let thread = self.thread_mut(t);
+        thread.run = Run::Warp(wait);
+        thread.last = Some(wait.site);
+        let block = self.block(t);
+        let complete = (0..32).filter(|l| wait.mask & (1 << l) != 0).all(
+            |l| matches!(block.threads[(base + l) as usize].run, Run::Warp(theirs) if theirs.meets(&wait)),
+        );
+        if complete {
+            self.complete_warp(t, wait)?;
+        }
+        Ok(())
+    }
+
+    /// Every lane of `wait.mask` is at the collective: computes each lane's result and
+    /// makes them all runnable.
+    fn complete_warp(&mut self, t: Tid, wait: Wait) -> Result<(), (ErrorKind, String)> {
+        let (slot, linear) = split(t);
+        let base = linear / 32 * 32;
+        let members: Vec<u32> = (0..32).filter(|l| wait.mask & (1 << l) != 0).collect();
+        let mut values = [0u64; 32];
+        let mut operands = [0u32; 32];
+        for &l in &members {
+            if let Run::Warp(w) = self.block(t).threads[(base + l) as usize].run {
+                values[l as usize] = w.value;
+                operands[l as usize] = w.b;
+            }
+        }
+        let mut results = [(0u64, true); 32];
+        match wait.op {
+            Op::Shfl(mode) => {
+                for &l in &members {
+                    let (source, in_range) = shuffle_source(mode, l, operands[l as usize], wait.c);
+                    if wait.mask & (1 << source) == 0 {
+                        let who = self.who(tid(slot, base + l));
+                        return Err((
+                            ErrorKind::ShuffleFromInactiveLane,
+                            format!(
+                                "{who}, in {} {}, reads lane {source} (operand b = {}), which is not in the mask: the value would be undefined",
+                                wait.describe(),
+                                wait.site,
+                                operands[l as usize]
+                            ),
+                        ));
+                    }
+                    results[l as usize] = (values[source as usize], in_range);
+                }
+            }
+            Op::Vote(vote) => {
+                let ballot =
+                    members.iter().filter(|&&l| values[l as usize] != 0).fold(0u32, |b, &l| b | 1 << l);
+                let result = match vote {
+                    Vote::Ballot => (ballot as u64, true),
+                    Vote::Any => (0, ballot != 0),
+                    Vote::All => (0, ballot == wait.mask),
+                    Vote::Uni => (0, ballot == 0 || ballot == wait.mask),
+                };
+                results = [result; 32];
+            }
+            Op::MatchAny(_) => {
+                for &l in &members {
+                    let same = members
+                        .iter()
+                        .filter(|&&m| values[m as usize] == values[l as usize])
+                        .fold(0u32, |b, &m| b | 1 << m);
+                    results[l as usize] = (same as u64, true);
+                }
+            }
+            Op::MatchAll(_) => {
+                let first = values[members[0] as usize];
+                let all = members.iter().all(|&m| values[m as usize] == first);
+                results = [(if all { wait.mask as u64 } else { 0 }, all); 32];
+            }
+            Op::Redux(op) => {
+                let words = members.iter().map(|&l| values[l as usize] as u32);
+                let r = match op {
+                    Redux::Add => words.fold(0u32, u32::wrapping_add),
+                    Redux::MinU => words.fold(u32::MAX, u32::min),
+                    Redux::MaxU => words.fold(0, u32::max),
+                    Redux::MinS => words.map(|w| w as i32).fold(i32::MAX, i32::min) as u32,
+                    Redux::MaxS => words.map(|w| w as i32).fold(i32::MIN, i32::max) as u32,
+                    Redux::And => words.fold(u32::MAX, |a, b| a & b),
+                    Redux::Or => words.fold(0, |a, b| a | b),
+                    Redux::Xor => words.fold(0, |a, b| a ^ b),
+                };
+                results = [(r as u64, true); 32];
+            }
+            Op::Elect => {
+                let leader = members[self.rng.below(members.len())];
+                for &l in &members {
+                    results[l as usize] = (0, l == leader);
+                }
+            }
+            Op::SyncWarp => {
+                let linears: Vec<u32> = members.iter().map(|&l| base + l).collect();
+                if let Some(race) = self.block_mut(t).race.as_mut() {
+                    race.synchronise(&linears);
+                }
+            }
+        }
+        for &l in &members {
+            let o = tid(slot, base + l);
+            self.thread_mut(o).result = results[l as usize];
+            self.wake(o);
+        }
+        Ok(())
+    }
+
+    /// The scheduler picked lane `t`, waiting at `activemask` at `site`: it and every lane
+    /// of its warp at the same `activemask` call now get the mask of those lanes.
+    pub fn resolve_activemask(&mut self, t: Tid, site: Site) {
+        let (slot, linear) = split(t);
+        let base = linear / 32 * 32;
+        let block = self.block(t);
+        let n = block.lanes(linear / 32);
+        let mask = (0..n)
+            .filter(|&l| matches!(block.threads[(base + l) as usize].run, Run::ActiveMask(s) if s.same_place(&site)))
+            .fold(0u32, |m, l| m | 1 << l);
+        let Some(block) = self.slots[slot].as_mut() else { return };
+        for l in 0..n {
+            if mask & (1 << l) != 0 {
+                let thread = &mut block.threads[(base + l) as usize];
+                thread.run = Run::Ready;
+                thread.result = (mask as u64, true);
+            }
+        }
+    }
+
+    /// Lane `t` exited: a lane of its warp waiting at a collective whose mask names it
+    /// can never finish.
+    pub fn lane_exited(&mut self, t: Tid) {
+        let (slot, linear) = split(t);
+        let (base, lane) = (linear / 32 * 32, linear % 32);
+        for other in 0..self.block(t).lanes(linear / 32) {
+            let o = tid(slot, base + other);
+            if let Run::Warp(w) = self.thread(o).run {
+                if w.mask & (1 << lane) != 0 {
+                    let message = format!(
+                        "{} waits at {} {}, but lane {lane} of the mask exited ({}): the collective can never complete",
+                        self.who(o),
+                        w.describe(),
+                        w.site,
+                        match self.thread(t).last {
+                            Some(site) => format!("its last switch point was {site}"),
+                            None => String::from("it reached no collective, barrier or memory operation"),
+                        }
+                    );
+                    self.fail(ErrorKind::Deadlock, message);
+                    return;
+                }
+            }
+        }
+    }
+}

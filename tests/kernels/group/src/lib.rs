@@ -43,7 +43,8 @@ pub fn float_of(x: u32) -> f32 {
     (x % 1000) as f32 * 0.125 - 60.0
 }
 
-#[cfg(target_arch = "nvptx64")]
+pub use kernels::*;
+
 mod kernels {
     use super::{float_of, mat_of, MatMul, SLOTS};
     use warpsafe::group::{Coalesced, Group, Warp};
@@ -102,138 +103,144 @@ mod kernels {
         }
     }
 
-    /// Runs every collective on the group selected by `kind` (0 warp; 1-6 tiles of 1, 2,
-    /// 4, 8, 16, 32 lanes; 7 coalesced lanes inside a branch taken by the lanes set in
-    /// `members`; 8 labeled partition by `labels`; 9 binary partition by `input & 1`).
-    /// Thread `t` writes `out[SLOTS * t ..]`; threads outside the group write nothing.
-    ///
-    /// # Safety
-    /// `input`, `labels` hold one element per thread of the grid, `out` SLOTS per thread.
-    #[no_mangle]
-    pub unsafe extern "ptx-kernel" fn group_collectives(
-        kind: u32,
-        members: u32,
-        input: *const u32,
-        labels: *const u32,
-        out: *mut u32,
-    ) {
-        let t = global_thread();
-        // SAFETY: one element per thread.
-        let (x, label) = unsafe { (*input.add(t), *labels.add(t)) };
-        // SAFETY: SLOTS elements per thread.
-        let out = unsafe { out.add(SLOTS * t) };
-        let warp = Warp::this();
-        // SAFETY (all arms): `out` has SLOTS elements for this thread.
-        unsafe {
-            match kind {
-                0 => fill(warp, x, label, out),
-                1 => fill(warp.tiles::<1>(), x, label, out),
-                2 => fill(warp.tiles::<2>(), x, label, out),
-                3 => fill(warp.tiles::<4>(), x, label, out),
-                4 => fill(warp.tiles::<8>(), x, label, out),
-                5 => fill(warp.tiles::<16>(), x, label, out),
-                6 => fill(warp.tiles::<32>(), x, label, out),
-                7 => {
-                    if (members >> thread::lane_id()) & 1 == 1 {
-                        fill(Coalesced::active(), x, label, out)
+    warpsafe::kernel! {
+        /// Runs every collective on the group selected by `kind` (0 warp; 1-6 tiles of 1, 2,
+        /// 4, 8, 16, 32 lanes; 7 coalesced lanes inside a branch taken by the lanes set in
+        /// `members`; 8 labeled partition by `labels`; 9 binary partition by `input & 1`).
+        /// Thread `t` writes `out[SLOTS * t ..]`; threads outside the group write nothing.
+        ///
+        /// # Safety
+        /// `input`, `labels` hold one element per thread of the grid, `out` SLOTS per thread.
+        pub unsafe fn group_collectives(
+            kind: u32,
+            members: u32,
+            input: *const u32,
+            labels: *const u32,
+            out: *mut u32,
+        ) {
+            let t = global_thread();
+            // SAFETY: one element per thread.
+            let (x, label) = unsafe { (*input.add(t), *labels.add(t)) };
+            // SAFETY: SLOTS elements per thread.
+            let out = unsafe { out.add(SLOTS * t) };
+            let warp = Warp::this();
+            // SAFETY (all arms): `out` has SLOTS elements for this thread.
+            unsafe {
+                match kind {
+                    0 => fill(warp, x, label, out),
+                    1 => fill(warp.tiles::<1>(), x, label, out),
+                    2 => fill(warp.tiles::<2>(), x, label, out),
+                    3 => fill(warp.tiles::<4>(), x, label, out),
+                    4 => fill(warp.tiles::<8>(), x, label, out),
+                    5 => fill(warp.tiles::<16>(), x, label, out),
+                    6 => fill(warp.tiles::<32>(), x, label, out),
+                    7 => {
+                        if (members >> thread::lane_id()) & 1 == 1 {
+                            fill(Coalesced::active(), x, label, out)
+                        }
                     }
+                    8 => fill(warp.labeled_partition(label), x, label, out),
+                    9 => fill(warp.binary_partition(x & 1 == 1), x, label, out),
+                    _ => {}
                 }
-                8 => fill(warp.labeled_partition(label), x, label, out),
-                9 => fill(warp.binary_partition(x & 1 == 1), x, label, out),
-                _ => {}
             }
         }
     }
 
-    /// The Volta partial-mask reduction: every lane stays converged and the lanes not in
-    /// `members` contribute the identity. Thread `t` writes the warp's sum to `out[t]`.
-    ///
-    /// # Safety
-    /// `input` and `out` hold one element per thread of the grid.
-    #[no_mangle]
-    pub unsafe extern "ptx-kernel" fn group_reduce_where(members: u32, input: *const u32, out: *mut u32) {
-        let t = global_thread();
-        let active = (members >> thread::lane_id()) & 1 == 1;
-        // SAFETY: one element per thread.
-        let x = unsafe { *input.add(t) };
-        let total = Warp::this().reduce_where(active, x, Sum);
-        // SAFETY: one element per thread.
-        unsafe { *out.add(t) = total };
-    }
-
-    /// The CUDA guide's correct ballot loop: the loop runs while any lane of the warp has
-    /// work, so every iteration votes with the whole warp; lanes out of range vote false.
-    /// Lane `l` starts at element `l` of its warp's row of `len` elements and steps by 32;
-    /// thread `t` writes the OR of its warp's ballots of "element is odd" to `out[t]`, and
-    /// the number of loop iterations to `out[t + threads]`.
-    ///
-    /// # Safety
-    /// `input` holds `len * warps` elements, `out` two per thread, 32 threads per warp.
-    #[no_mangle]
-    pub unsafe extern "ptx-kernel" fn group_ballot_loop(input: *const u32, len: u32, out: *mut u32) {
-        let t = global_thread();
-        let threads = thread::grid_threads_x() as usize;
-        let warp = Warp::this();
-        let row = (t / 32) * len as usize;
-        let mut i = thread::lane_id();
-        let mut seen = 0u32;
-        let mut iterations = 0u32;
-        while warp.any(i < len) {
-            // SAFETY: read only when i < len, inside this warp's row.
-            let odd = i < len && unsafe { *input.add(row + i as usize) } & 1 == 1;
-            seen |= warp.ballot(odd);
-            iterations += 1;
-            i += 32;
-        }
-        // SAFETY: two elements per thread.
-        unsafe {
-            *out.add(t) = seen;
-            *out.add(t + threads) = iterations;
+    warpsafe::kernel! {
+        /// The Volta partial-mask reduction: every lane stays converged and the lanes not in
+        /// `members` contribute the identity. Thread `t` writes the warp's sum to `out[t]`.
+        ///
+        /// # Safety
+        /// `input` and `out` hold one element per thread of the grid.
+        pub unsafe fn group_reduce_where(members: u32, input: *const u32, out: *mut u32) {
+            let t = global_thread();
+            let active = (members >> thread::lane_id()) & 1 == 1;
+            // SAFETY: one element per thread.
+            let x = unsafe { *input.add(t) };
+            let total = Warp::this().reduce_where(active, x, Sum);
+            // SAFETY: one element per thread.
+            unsafe { *out.add(t) = total };
         }
     }
 
-    /// MISUSE: lanes 16..32 return before the warp reduces. The check must trap.
-    ///
-    /// # Safety
-    /// `out` holds one element per thread.
-    #[no_mangle]
-    pub unsafe extern "ptx-kernel" fn group_misuse_early_exit(out: *mut u32) {
-        if thread::lane_id() >= 16 {
-            return;
+    warpsafe::kernel! {
+        /// The CUDA guide's correct ballot loop: the loop runs while any lane of the warp has
+        /// work, so every iteration votes with the whole warp; lanes out of range vote false.
+        /// Lane `l` starts at element `l` of its warp's row of `len` elements and steps by 32;
+        /// thread `t` writes the OR of its warp's ballots of "element is odd" to `out[t]`, and
+        /// the number of loop iterations to `out[t + threads]`.
+        ///
+        /// # Safety
+        /// `input` holds `len * warps` elements, `out` two per thread, 32 threads per warp.
+        pub unsafe fn group_ballot_loop(input: *const u32, len: u32, out: *mut u32) {
+            let t = global_thread();
+            let threads = thread::grid_threads_x() as usize;
+            let warp = Warp::this();
+            let row = (t / 32) * len as usize;
+            let mut i = thread::lane_id();
+            let mut seen = 0u32;
+            let mut iterations = 0u32;
+            while warp.any(i < len) {
+                // SAFETY: read only when i < len, inside this warp's row.
+                let odd = i < len && unsafe { *input.add(row + i as usize) } & 1 == 1;
+                seen |= warp.ballot(odd);
+                iterations += 1;
+                i += 32;
+            }
+            // SAFETY: two elements per thread.
+            unsafe {
+                *out.add(t) = seen;
+                *out.add(t + threads) = iterations;
+            }
         }
-        let total = Warp::this().reduce(1u32, Sum);
-        // SAFETY: one element per thread.
-        unsafe { *out.add(global_thread()) = total };
     }
 
-    /// MISUSE: the CUDA guide's invalid ballot loop: the loop condition differs between
-    /// lanes (lanes below 8 run twice), and the loop votes with the whole warp. The second
-    /// iteration's ballot must trap.
-    ///
-    /// # Safety
-    /// `out` holds one element per thread.
-    #[no_mangle]
-    pub unsafe extern "ptx-kernel" fn group_misuse_divergent_ballot(out: *mut u32) {
-        let warp = Warp::this();
-        let mut seen = 0;
-        let mut i = thread::lane_id();
-        while i < 40 {
-            seen |= warp.ballot(i.is_multiple_of(3));
-            i += 32;
+    warpsafe::kernel! {
+        /// MISUSE: lanes 16..32 return before the warp reduces. The check must trap.
+        ///
+        /// # Safety
+        /// `out` holds one element per thread.
+        pub unsafe fn group_misuse_early_exit(out: *mut u32) {
+            if thread::lane_id() >= 16 {
+                return;
+            }
+            let total = Warp::this().reduce(1u32, Sum);
+            // SAFETY: one element per thread.
+            unsafe { *out.add(global_thread()) = total };
         }
-        // SAFETY: one element per thread.
-        unsafe { *out.add(global_thread()) = seen };
     }
 
-    /// MISUSE: even and odd lanes of one warp group call different collectives.
-    ///
-    /// # Safety
-    /// `out` holds one element per thread.
-    #[no_mangle]
-    pub unsafe extern "ptx-kernel" fn group_misuse_split_collectives(out: *mut u32) {
-        let warp = Warp::this();
-        let v = if thread::lane_id().is_multiple_of(2) { warp.ballot(true) } else { warp.any(true) as u32 };
-        // SAFETY: one element per thread.
-        unsafe { *out.add(global_thread()) = v };
+    warpsafe::kernel! {
+        /// MISUSE: the CUDA guide's invalid ballot loop: the loop condition differs between
+        /// lanes (lanes below 8 run twice), and the loop votes with the whole warp. The second
+        /// iteration's ballot must trap.
+        ///
+        /// # Safety
+        /// `out` holds one element per thread.
+        pub unsafe fn group_misuse_divergent_ballot(out: *mut u32) {
+            let warp = Warp::this();
+            let mut seen = 0;
+            let mut i = thread::lane_id();
+            while i < 40 {
+                seen |= warp.ballot(i.is_multiple_of(3));
+                i += 32;
+            }
+            // SAFETY: one element per thread.
+            unsafe { *out.add(global_thread()) = seen };
+        }
+    }
+
+    warpsafe::kernel! {
+        /// MISUSE: even and odd lanes of one warp group call different collectives.
+        ///
+        /// # Safety
+        /// `out` holds one element per thread.
+        pub unsafe fn group_misuse_split_collectives(out: *mut u32) {
+            let warp = Warp::this();
+            let v = if thread::lane_id().is_multiple_of(2) { warp.ballot(true) } else { warp.any(true) as u32 };
+            // SAFETY: one element per thread.
+            unsafe { *out.add(global_thread()) = v };
+        }
     }
 }

@@ -11,5 +11,5 @@
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
-#[cfg(target_arch = "nvptx64")]
-mod gpu;
+mod kernels;
+pub use kernels::*;

@@ -1,4 +1,4 @@
-//! The kernels (nvptx64 only).
+//! The kernels.
 
 use warpsafe::atomic::{
     load_volatile, store_volatile, AcqRel, Acquire, Atomic, AtomicScope, Block, Device, Relaxed, Release,
@@ -22,38 +22,39 @@ unsafe fn at<'a, T, S: AtomicScope>(base: *mut T, k: usize) -> &'a Atomic<T, S> 
 
 macro_rules! probe_int {
     ($t:ty, $($name:ident: $scope:ty),*) => {$(
-        /// Every integer atomic method on `*p`, results to `out[0..]`.
-        ///
-        /// # Safety
-        /// `p` is one aligned element, `out` holds 64; one thread.
-        #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $name(p: *mut $t, v: $t, out: *mut $t) {
-            // SAFETY: the caller passes valid pointers and launches one thread.
-            let a = unsafe { Atomic::<$t, $scope>::from_ptr(p) };
-            let results = [
-                a.load(Relaxed), a.load(Acquire),
-                { a.store(v, Relaxed); a.store(v, Release); v },
-                a.fetch_add(v, Relaxed), a.fetch_add(v, Acquire), a.fetch_add(v, Release), a.fetch_add(v, AcqRel),
-                { a.add(v, Relaxed); a.add(v, Release); v },
-                a.fetch_min(v, Relaxed), a.fetch_min(v, Acquire), a.fetch_min(v, Release), a.fetch_min(v, AcqRel),
-                { a.min(v, Relaxed); a.min(v, Release); v },
-                a.fetch_max(v, Relaxed), a.fetch_max(v, Acquire), a.fetch_max(v, Release), a.fetch_max(v, AcqRel),
-                { a.max(v, Relaxed); a.max(v, Release); v },
-                a.fetch_and(v, Relaxed), a.fetch_and(v, Acquire), a.fetch_and(v, Release), a.fetch_and(v, AcqRel),
-                { a.and(v, Relaxed); a.and(v, Release); v },
-                a.fetch_or(v, Relaxed), a.fetch_or(v, Acquire), a.fetch_or(v, Release), a.fetch_or(v, AcqRel),
-                { a.or(v, Relaxed); a.or(v, Release); v },
-                a.fetch_xor(v, Relaxed), a.fetch_xor(v, Acquire), a.fetch_xor(v, Release), a.fetch_xor(v, AcqRel),
-                { a.xor(v, Relaxed); a.xor(v, Release); v },
-                a.swap(v, Relaxed), a.swap(v, Acquire), a.swap(v, Release), a.swap(v, AcqRel),
-                a.compare_exchange(v, 3, Relaxed).unwrap_or(0),
-                a.compare_exchange(v, 3, Acquire).unwrap_or(1),
-                a.compare_exchange(v, 3, Release).unwrap_or(2),
-                a.compare_exchange(v, 3, AcqRel).unwrap_or(3),
-            ];
-            for (k, r) in results.into_iter().enumerate() {
-                // SAFETY: k < 64, the length of `out`.
-                unsafe { *out.add(k) = r };
+        warpsafe::kernel! {
+            /// Every integer atomic method on `*p`, results to `out[0..]`.
+            ///
+            /// # Safety
+            /// `p` is one aligned element, `out` holds 64; one thread.
+            pub unsafe fn $name(p: *mut $t, v: $t, out: *mut $t) {
+                // SAFETY: the caller passes valid pointers and launches one thread.
+                let a = unsafe { Atomic::<$t, $scope>::from_ptr(p) };
+                let results = [
+                    a.load(Relaxed), a.load(Acquire),
+                    { a.store(v, Relaxed); a.store(v, Release); v },
+                    a.fetch_add(v, Relaxed), a.fetch_add(v, Acquire), a.fetch_add(v, Release), a.fetch_add(v, AcqRel),
+                    { a.add(v, Relaxed); a.add(v, Release); v },
+                    a.fetch_min(v, Relaxed), a.fetch_min(v, Acquire), a.fetch_min(v, Release), a.fetch_min(v, AcqRel),
+                    { a.min(v, Relaxed); a.min(v, Release); v },
+                    a.fetch_max(v, Relaxed), a.fetch_max(v, Acquire), a.fetch_max(v, Release), a.fetch_max(v, AcqRel),
+                    { a.max(v, Relaxed); a.max(v, Release); v },
+                    a.fetch_and(v, Relaxed), a.fetch_and(v, Acquire), a.fetch_and(v, Release), a.fetch_and(v, AcqRel),
+                    { a.and(v, Relaxed); a.and(v, Release); v },
+                    a.fetch_or(v, Relaxed), a.fetch_or(v, Acquire), a.fetch_or(v, Release), a.fetch_or(v, AcqRel),
+                    { a.or(v, Relaxed); a.or(v, Release); v },
+                    a.fetch_xor(v, Relaxed), a.fetch_xor(v, Acquire), a.fetch_xor(v, Release), a.fetch_xor(v, AcqRel),
+                    { a.xor(v, Relaxed); a.xor(v, Release); v },
+                    a.swap(v, Relaxed), a.swap(v, Acquire), a.swap(v, Release), a.swap(v, AcqRel),
+                    a.compare_exchange(v, 3, Relaxed).unwrap_or(0),
+                    a.compare_exchange(v, 3, Acquire).unwrap_or(1),
+                    a.compare_exchange(v, 3, Release).unwrap_or(2),
+                    a.compare_exchange(v, 3, AcqRel).unwrap_or(3),
+                ];
+                for (k, r) in results.into_iter().enumerate() {
+                    // SAFETY: k < 64, the length of `out`.
+                    unsafe { *out.add(k) = r };
+                }
             }
         }
     )*};
@@ -66,25 +67,26 @@ probe_int!(i64, mem_probe_i64_block: Block, mem_probe_i64_device: Device, mem_pr
 
 macro_rules! probe_u32_wrapping {
     ($($name:ident: $scope:ty),*) => {$(
-        /// `fetch_inc`/`inc`/`fetch_dec`/`dec` on `*p` with wrap limit `limit`.
-        ///
-        /// # Safety
-        /// `p` is one aligned element, `out` holds 8; one thread.
-        #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $name(p: *mut u32, limit: u32, out: *mut u32) {
-            // SAFETY: the caller passes valid pointers and launches one thread.
-            let a = unsafe { Atomic::<u32, $scope>::from_ptr(p) };
-            let results = [
-                a.fetch_inc(limit, Relaxed), a.fetch_inc(limit, Acquire),
-                a.fetch_inc(limit, Release), a.fetch_inc(limit, AcqRel),
-                { a.inc(limit, Relaxed); a.inc(limit, Release); limit },
-                a.fetch_dec(limit, Relaxed), a.fetch_dec(limit, Acquire),
-                a.fetch_dec(limit, Release), a.fetch_dec(limit, AcqRel),
-                { a.dec(limit, Relaxed); a.dec(limit, Release); limit },
-            ];
-            for (k, r) in results.into_iter().enumerate() {
-                // SAFETY: k < 10, within `out`.
-                unsafe { *out.add(k) = r };
+        warpsafe::kernel! {
+            /// `fetch_inc`/`inc`/`fetch_dec`/`dec` on `*p` with wrap limit `limit`.
+            ///
+            /// # Safety
+            /// `p` is one aligned element, `out` holds 8; one thread.
+            pub unsafe fn $name(p: *mut u32, limit: u32, out: *mut u32) {
+                // SAFETY: the caller passes valid pointers and launches one thread.
+                let a = unsafe { Atomic::<u32, $scope>::from_ptr(p) };
+                let results = [
+                    a.fetch_inc(limit, Relaxed), a.fetch_inc(limit, Acquire),
+                    a.fetch_inc(limit, Release), a.fetch_inc(limit, AcqRel),
+                    { a.inc(limit, Relaxed); a.inc(limit, Release); limit },
+                    a.fetch_dec(limit, Relaxed), a.fetch_dec(limit, Acquire),
+                    a.fetch_dec(limit, Release), a.fetch_dec(limit, AcqRel),
+                    { a.dec(limit, Relaxed); a.dec(limit, Release); limit },
+                ];
+                for (k, r) in results.into_iter().enumerate() {
+                    // SAFETY: k < 10, within `out`.
+                    unsafe { *out.add(k) = r };
+                }
             }
         }
     )*};
@@ -98,23 +100,24 @@ probe_u32_wrapping!(
 
 macro_rules! probe_float {
     ($t:ty, $($name:ident: $scope:ty),*) => {$(
-        /// Every float atomic method on `*p`.
-        ///
-        /// # Safety
-        /// `p` is one aligned element, `out` holds 8; one thread.
-        #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $name(p: *mut $t, v: $t, out: *mut $t) {
-            // SAFETY: the caller passes valid pointers and launches one thread.
-            let a = unsafe { Atomic::<$t, $scope>::from_ptr(p) };
-            let results = [
-                a.load(Relaxed), a.load(Acquire),
-                { a.store(v, Relaxed); a.store(v, Release); v },
-                a.fetch_add(v, Relaxed), a.fetch_add(v, Acquire), a.fetch_add(v, Release), a.fetch_add(v, AcqRel),
-                { a.add(v, Relaxed); a.add(v, Release); v },
-            ];
-            for (k, r) in results.into_iter().enumerate() {
-                // SAFETY: k < 8, within `out`.
-                unsafe { *out.add(k) = r };
+        warpsafe::kernel! {
+            /// Every float atomic method on `*p`.
+            ///
+            /// # Safety
+            /// `p` is one aligned element, `out` holds 8; one thread.
+            pub unsafe fn $name(p: *mut $t, v: $t, out: *mut $t) {
+                // SAFETY: the caller passes valid pointers and launches one thread.
+                let a = unsafe { Atomic::<$t, $scope>::from_ptr(p) };
+                let results = [
+                    a.load(Relaxed), a.load(Acquire),
+                    { a.store(v, Relaxed); a.store(v, Release); v },
+                    a.fetch_add(v, Relaxed), a.fetch_add(v, Acquire), a.fetch_add(v, Release), a.fetch_add(v, AcqRel),
+                    { a.add(v, Relaxed); a.add(v, Release); v },
+                ];
+                for (k, r) in results.into_iter().enumerate() {
+                    // SAFETY: k < 8, within `out`.
+                    unsafe { *out.add(k) = r };
+                }
             }
         }
     )*};
@@ -123,55 +126,61 @@ macro_rules! probe_float {
 probe_float!(f32, mem_probe_f32_block: Block, mem_probe_f32_device: Device, mem_probe_f32_system: System);
 probe_float!(f64, mem_probe_f64_block: Block, mem_probe_f64_device: Device, mem_probe_f64_system: System);
 
-/// The six fences, in the order block, device, system, block_sc, device_sc, system_sc.
-#[no_mangle]
-pub extern "ptx-kernel" fn mem_probe_fences() {
-    fence::block();
-    fence::device();
-    fence::system();
-    fence::block_sc();
-    fence::device_sc();
-    fence::system_sc();
-}
-
-/// Volatile loads of `u32, i32, f32, u64, i64, f64` from `src`, stored volatile to `dst`.
-///
-/// # Safety
-/// `src` and `dst` each hold 6 eight-byte slots; one thread.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn mem_probe_volatile(src: *mut u64, dst: *mut u64) {
-    // SAFETY: slot k of each buffer is 8 bytes, aligned for every type used in it.
-    unsafe {
-        store_volatile(dst.cast::<u32>(), load_volatile(src.cast::<u32>()));
-        store_volatile(dst.add(1).cast::<i32>(), load_volatile(src.add(1).cast::<i32>()));
-        store_volatile(dst.add(2).cast::<f32>(), load_volatile(src.add(2).cast::<f32>()));
-        store_volatile(dst.add(3), load_volatile(src.add(3)));
-        store_volatile(dst.add(4).cast::<i64>(), load_volatile(src.add(4).cast::<i64>()));
-        store_volatile(dst.add(5).cast::<f64>(), load_volatile(src.add(5).cast::<f64>()));
+warpsafe::kernel! {
+    /// The six fences, in the order block, device, system, block_sc, device_sc, system_sc.
+    ///
+    /// # Safety
+    /// None: the kernel touches no memory.
+    pub unsafe fn mem_probe_fences() {
+        fence::block();
+        fence::device();
+        fence::system();
+        fence::block_sc();
+        fence::device_sc();
+        fence::system_sc();
     }
 }
 
-/// `barrier::sync`, `sync_named(1, 64)`, `sync_count`, `sync_and`, `sync_or`, in that
-/// order; results to `out[3 * thread ..]`.
-///
-/// # Safety
-/// One block of exactly 64 threads; `out` holds 192 elements.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn mem_probe_barriers(out: *mut u32) {
-    let t = thread::thread_idx().x;
-    // SAFETY: all 64 threads of the single block run every barrier below, unconditionally.
-    let results = unsafe {
-        barrier::sync();
-        barrier::sync_named(1, 64);
-        [
-            barrier::sync_count(t.is_multiple_of(3)),
-            barrier::sync_and(t < 60) as u32,
-            barrier::sync_or(t == 5) as u32,
-        ]
-    };
-    for (k, r) in results.into_iter().enumerate() {
-        // SAFETY: 3 * t + k < 192.
-        unsafe { *out.add(3 * t as usize + k) = r };
+warpsafe::kernel! {
+    /// Volatile loads of `u32, i32, f32, u64, i64, f64` from `src`, stored volatile to `dst`.
+    ///
+    /// # Safety
+    /// `src` and `dst` each hold 6 eight-byte slots; one thread.
+    pub unsafe fn mem_probe_volatile(src: *mut u64, dst: *mut u64) {
+        // SAFETY: slot k of each buffer is 8 bytes, aligned for every type used in it.
+        unsafe {
+            store_volatile(dst.cast::<u32>(), load_volatile(src.cast::<u32>()));
+            store_volatile(dst.add(1).cast::<i32>(), load_volatile(src.add(1).cast::<i32>()));
+            store_volatile(dst.add(2).cast::<f32>(), load_volatile(src.add(2).cast::<f32>()));
+            store_volatile(dst.add(3), load_volatile(src.add(3)));
+            store_volatile(dst.add(4).cast::<i64>(), load_volatile(src.add(4).cast::<i64>()));
+            store_volatile(dst.add(5).cast::<f64>(), load_volatile(src.add(5).cast::<f64>()));
+        }
+    }
+}
+
+warpsafe::kernel! {
+    /// `barrier::sync`, `sync_named(1, 64)`, `sync_count`, `sync_and`, `sync_or`, in that
+    /// order; results to `out[3 * thread ..]`.
+    ///
+    /// # Safety
+    /// One block of exactly 64 threads; `out` holds 192 elements.
+    pub unsafe fn mem_probe_barriers(out: *mut u32) {
+        let t = thread::thread_idx().x;
+        // SAFETY: all 64 threads of the single block run every barrier below, unconditionally.
+        let results = unsafe {
+            barrier::sync();
+            barrier::sync_named(1, 64);
+            [
+                barrier::sync_count(t.is_multiple_of(3)),
+                barrier::sync_and(t < 60) as u32,
+                barrier::sync_or(t == 5) as u32,
+            ]
+        };
+        for (k, r) in results.into_iter().enumerate() {
+            // SAFETY: 3 * t + k < 192.
+            unsafe { *out.add(3 * t as usize + k) = r };
+        }
     }
 }
 
@@ -391,14 +400,15 @@ unsafe fn message_passing<H: Handoff>(
 
 macro_rules! mp_kernels {
     ($($name:ident: $handoff:ty;)*) => {$(
-        /// Message passing with this hand-off protocol; see `message_passing`.
-        ///
-        /// # Safety
-        /// See `message_passing`.
-        #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $name(flags: *mut u32, data: *mut u32, out: *mut u32, rounds: u32, spin_limit: u32) {
-            // SAFETY: forwarded from the caller.
-            unsafe { message_passing::<$handoff>(flags, data, out, rounds, spin_limit) }
+        warpsafe::kernel! {
+            /// Message passing with this hand-off protocol; see `message_passing`.
+            ///
+            /// # Safety
+            /// See `message_passing`.
+            pub unsafe fn $name(flags: *mut u32, data: *mut u32, out: *mut u32, rounds: u32, spin_limit: u32) {
+                // SAFETY: forwarded from the caller.
+                unsafe { message_passing::<$handoff>(flags, data, out, rounds, spin_limit) }
+            }
         }
     )*};
 }
@@ -515,72 +525,76 @@ float_ops! {
 /// directly in global memory), one group for the grid at device and system scope.
 macro_rules! counter_kernels {
     ($t:ty, $n:expr, $ops:ident, $block:ident, $block_global:ident, $device:ident, $system:ident) => {
-        /// Block-scope counters in shared memory.
-        ///
-        /// # Safety
-        /// 1-D launch; `vals` and `olds` hold one element per thread, `counters` `N` per
-        /// block.
-        #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $block(vals: *const $t, counters: *mut $t, olds: *mut $t) {
-            let gid = thread::global_index_x() as usize;
-            let group = thread::block_idx().x as usize * $n;
-            let first = thread::thread_idx().x == 0;
-            warpsafe::shared! {
-                static COUNTERS: [$t; $n];
-            }
-            let shared = COUNTERS.slice().as_mut_ptr();
-            // SAFETY: the buffers have the sizes above; the shared counters are accessed
-            // plainly only by thread 0, separated from the atomics by block barriers that
-            // every thread reaches unconditionally.
-            unsafe {
-                if first {
-                    for k in 0..$n {
-                        *shared.add(k) = *counters.add(group + k);
+        warpsafe::kernel! {
+            /// Block-scope counters in shared memory.
+            ///
+            /// # Safety
+            /// 1-D launch; `vals` and `olds` hold one element per thread, `counters` `N` per
+            /// block.
+            pub unsafe fn $block(vals: *const $t, counters: *mut $t, olds: *mut $t) {
+                let gid = thread::global_index_x() as usize;
+                let group = thread::block_idx().x as usize * $n;
+                let first = thread::thread_idx().x == 0;
+                warpsafe::shared! {
+                    static COUNTERS: [$t; $n];
+                }
+                let shared = COUNTERS.slice().as_mut_ptr();
+                // SAFETY: the buffers have the sizes above; the shared counters are accessed
+                // plainly only by thread 0, separated from the atomics by block barriers that
+                // every thread reaches unconditionally.
+                unsafe {
+                    if first {
+                        for k in 0..$n {
+                            *shared.add(k) = *counters.add(group + k);
+                        }
+                    }
+                    barrier::sync();
+                    *olds.add(gid) = $ops::<Block>(shared, *vals.add(gid));
+                    barrier::sync();
+                    if first {
+                        for k in 0..$n {
+                            *counters.add(group + k) = *shared.add(k);
+                        }
                     }
                 }
-                barrier::sync();
-                *olds.add(gid) = $ops::<Block>(shared, *vals.add(gid));
-                barrier::sync();
-                if first {
-                    for k in 0..$n {
-                        *counters.add(group + k) = *shared.add(k);
-                    }
-                }
             }
         }
 
-        /// Block-scope counters in per-block global memory.
-        ///
-        /// # Safety
-        /// As for the shared-memory kernel.
-        #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $block_global(vals: *const $t, counters: *mut $t, olds: *mut $t) {
-            let gid = thread::global_index_x() as usize;
-            let group = thread::block_idx().x as usize * $n;
-            // SAFETY: only this block's threads touch counters[group..group + N].
-            unsafe { *olds.add(gid) = $ops::<Block>(counters.add(group), *vals.add(gid)) };
+        warpsafe::kernel! {
+            /// Block-scope counters in per-block global memory.
+            ///
+            /// # Safety
+            /// As for the shared-memory kernel.
+            pub unsafe fn $block_global(vals: *const $t, counters: *mut $t, olds: *mut $t) {
+                let gid = thread::global_index_x() as usize;
+                let group = thread::block_idx().x as usize * $n;
+                // SAFETY: only this block's threads touch counters[group..group + N].
+                unsafe { *olds.add(gid) = $ops::<Block>(counters.add(group), *vals.add(gid)) };
+            }
         }
 
-        /// Device-scope counters shared by the grid.
-        ///
-        /// # Safety
-        /// 1-D launch; `vals` and `olds` hold one element per thread, `counters` `N`.
-        #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $device(vals: *const $t, counters: *mut $t, olds: *mut $t) {
-            let gid = thread::global_index_x() as usize;
-            // SAFETY: all accesses are device-scope atomics from this grid.
-            unsafe { *olds.add(gid) = $ops::<Device>(counters, *vals.add(gid)) };
+        warpsafe::kernel! {
+            /// Device-scope counters shared by the grid.
+            ///
+            /// # Safety
+            /// 1-D launch; `vals` and `olds` hold one element per thread, `counters` `N`.
+            pub unsafe fn $device(vals: *const $t, counters: *mut $t, olds: *mut $t) {
+                let gid = thread::global_index_x() as usize;
+                // SAFETY: all accesses are device-scope atomics from this grid.
+                unsafe { *olds.add(gid) = $ops::<Device>(counters, *vals.add(gid)) };
+            }
         }
 
-        /// System-scope counters shared by the grid.
-        ///
-        /// # Safety
-        /// As for the device-scope kernel.
-        #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $system(vals: *const $t, counters: *mut $t, olds: *mut $t) {
-            let gid = thread::global_index_x() as usize;
-            // SAFETY: all accesses are system-scope atomics.
-            unsafe { *olds.add(gid) = $ops::<System>(counters, *vals.add(gid)) };
+        warpsafe::kernel! {
+            /// System-scope counters shared by the grid.
+            ///
+            /// # Safety
+            /// As for the device-scope kernel.
+            pub unsafe fn $system(vals: *const $t, counters: *mut $t, olds: *mut $t) {
+                let gid = thread::global_index_x() as usize;
+                // SAFETY: all accesses are system-scope atomics.
+                unsafe { *olds.add(gid) = $ops::<System>(counters, *vals.add(gid)) };
+            }
         }
     };
 }
@@ -646,28 +660,29 @@ counter_kernels!(
 /// The largest block the barrier kernels accept.
 const MAX_BLOCK: usize = 1024;
 
-/// For each round `r < rounds`, with `p = preds[r * total + gid] != 0`, writes
-/// `[sync_count(p), sync_and(p), sync_or(p)]` to `out[3 * (r * total + gid) ..]`.
-///
-/// # Safety
-/// 1-D launch; `preds` holds `rounds * total` and `out` `3 * rounds * total` elements,
-/// `total` being the grid's thread count.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn mem_barrier_reductions(preds: *const u32, out: *mut u32, rounds: u32) {
-    let gid = thread::global_index_x() as usize;
-    let total = thread::grid_threads_x() as usize;
-    for r in 0..rounds as usize {
-        let i = r * total + gid;
-        // SAFETY: i < rounds * total; every thread of the block runs every round, so all
-        // reach each barrier (rounds is uniform).
-        unsafe {
-            let p = *preds.add(i) != 0;
-            let count = barrier::sync_count(p);
-            let all = barrier::sync_and(p);
-            let any = barrier::sync_or(p);
-            *out.add(3 * i) = count;
-            *out.add(3 * i + 1) = all as u32;
-            *out.add(3 * i + 2) = any as u32;
+warpsafe::kernel! {
+    /// For each round `r < rounds`, with `p = preds[r * total + gid] != 0`, writes
+    /// `[sync_count(p), sync_and(p), sync_or(p)]` to `out[3 * (r * total + gid) ..]`.
+    ///
+    /// # Safety
+    /// 1-D launch; `preds` holds `rounds * total` and `out` `3 * rounds * total` elements,
+    /// `total` being the grid's thread count.
+    pub unsafe fn mem_barrier_reductions(preds: *const u32, out: *mut u32, rounds: u32) {
+        let gid = thread::global_index_x() as usize;
+        let total = thread::grid_threads_x() as usize;
+        for r in 0..rounds as usize {
+            let i = r * total + gid;
+            // SAFETY: i < rounds * total; every thread of the block runs every round, so all
+            // reach each barrier (rounds is uniform).
+            unsafe {
+                let p = *preds.add(i) != 0;
+                let count = barrier::sync_count(p);
+                let all = barrier::sync_and(p);
+                let any = barrier::sync_or(p);
+                *out.add(3 * i) = count;
+                *out.add(3 * i + 1) = all as u32;
+                *out.add(3 * i + 2) = any as u32;
+            }
         }
     }
 }
@@ -678,72 +693,74 @@ fn exchange_value(t: u32, r: u32) -> u32 {
     t.wrapping_mul(0x9e37_79b9) ^ r.wrapping_mul(0x85eb_ca6b)
 }
 
-/// Whole-block exchange through shared memory: in round `r` thread `t` writes
-/// `exchange_value(t, r)` to `shared[t]`, `barrier::sync`, reads `shared[(t + r + 1) % n]`,
-/// folds it into `acc = acc * 31 + read`, `barrier::sync`. `out[gid] = acc`.
-///
-/// # Safety
-/// 1-D launch of blocks of at most 1024 threads; `out` holds one element per thread.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn mem_barrier_exchange(out: *mut u32, rounds: u32) {
-    warpsafe::shared! {
-        static EXCHANGE: [u32; MAX_BLOCK];
-    }
-    let shared = EXCHANGE.slice().as_mut_ptr();
-    let t = thread::thread_idx().x;
-    let n = thread::block_dim().x;
-    let mut acc = 0u32;
-    for r in 0..rounds {
-        // SAFETY: t and the index read are below n <= 1024; every thread runs every round
-        // and both barriers; the barriers separate the writes from the reads.
-        unsafe {
-            *shared.add(t as usize) = exchange_value(t, r);
-            barrier::sync();
-            acc = acc.wrapping_mul(31).wrapping_add(*shared.add(((t + r + 1) % n) as usize));
-            barrier::sync();
+warpsafe::kernel! {
+    /// Whole-block exchange through shared memory: in round `r` thread `t` writes
+    /// `exchange_value(t, r)` to `shared[t]`, `barrier::sync`, reads `shared[(t + r + 1) % n]`,
+    /// folds it into `acc = acc * 31 + read`, `barrier::sync`. `out[gid] = acc`.
+    ///
+    /// # Safety
+    /// 1-D launch of blocks of at most 1024 threads; `out` holds one element per thread.
+    pub unsafe fn mem_barrier_exchange(out: *mut u32, rounds: u32) {
+        warpsafe::shared! {
+            static EXCHANGE: [u32; MAX_BLOCK];
         }
+        let shared = EXCHANGE.slice().as_mut_ptr();
+        let t = thread::thread_idx().x;
+        let n = thread::block_dim().x;
+        let mut acc = 0u32;
+        for r in 0..rounds {
+            // SAFETY: t and the index read are below n <= 1024; every thread runs every round
+            // and both barriers; the barriers separate the writes from the reads.
+            unsafe {
+                *shared.add(t as usize) = exchange_value(t, r);
+                barrier::sync();
+                acc = acc.wrapping_mul(31).wrapping_add(*shared.add(((t + r + 1) % n) as usize));
+                barrier::sync();
+            }
+        }
+        // SAFETY: one element per thread.
+        unsafe { *out.add(thread::global_index_x() as usize) = acc };
     }
-    // SAFETY: one element per thread.
-    unsafe { *out.add(thread::global_index_x() as usize) = acc };
 }
 
-/// Named barriers: the block's full warps form two groups, warps `[0, h)` on barrier 1
-/// and `[h, full)` on barrier 2 (`h = ceil(full / 2)`), each synchronising with
-/// `sync_named(id, 32 * warps)`; the threads of a partial last warp take part in neither
-/// and write `u32::MAX - t`. A group member does the exchange of `mem_barrier_exchange`
-/// within its group (`shared[start + (local + r + 1) % len]`).
-///
-/// # Safety
-/// As for `mem_barrier_exchange`.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn mem_barrier_named(out: *mut u32, rounds: u32) {
-    warpsafe::shared! {
-        static NAMED: [u32; MAX_BLOCK];
-    }
-    let shared = NAMED.slice().as_mut_ptr();
-    let t = thread::thread_idx().x;
-    let gid = thread::global_index_x() as usize;
-    let full = thread::block_dim().x / 32;
-    let warp = t / 32;
-    let half = full.div_ceil(2);
-    if warp >= full {
-        // SAFETY: one element per thread.
-        unsafe { *out.add(gid) = u32::MAX - t };
-        return;
-    }
-    let (id, start, len) = if warp < half { (1, 0, 32 * half) } else { (2, 32 * half, 32 * (full - half)) };
-    let local = t - start;
-    let mut acc = 0u32;
-    for r in 0..rounds {
-        // SAFETY: exactly the `len` threads of whole warps of this group reach each of
-        // the group's barriers, every round; indices stay below the block size.
-        unsafe {
-            *shared.add(t as usize) = exchange_value(t, r);
-            barrier::sync_named(id, len);
-            acc = acc.wrapping_mul(31).wrapping_add(*shared.add((start + (local + r + 1) % len) as usize));
-            barrier::sync_named(id, len);
+warpsafe::kernel! {
+    /// Named barriers: the block's full warps form two groups, warps `[0, h)` on barrier 1
+    /// and `[h, full)` on barrier 2 (`h = ceil(full / 2)`), each synchronising with
+    /// `sync_named(id, 32 * warps)`; the threads of a partial last warp take part in neither
+    /// and write `u32::MAX - t`. A group member does the exchange of `mem_barrier_exchange`
+    /// within its group (`shared[start + (local + r + 1) % len]`).
+    ///
+    /// # Safety
+    /// As for `mem_barrier_exchange`.
+    pub unsafe fn mem_barrier_named(out: *mut u32, rounds: u32) {
+        warpsafe::shared! {
+            static NAMED: [u32; MAX_BLOCK];
         }
+        let shared = NAMED.slice().as_mut_ptr();
+        let t = thread::thread_idx().x;
+        let gid = thread::global_index_x() as usize;
+        let full = thread::block_dim().x / 32;
+        let warp = t / 32;
+        let half = full.div_ceil(2);
+        if warp >= full {
+            // SAFETY: one element per thread.
+            unsafe { *out.add(gid) = u32::MAX - t };
+            return;
+        }
+        let (id, start, len) = if warp < half { (1, 0, 32 * half) } else { (2, 32 * half, 32 * (full - half)) };
+        let local = t - start;
+        let mut acc = 0u32;
+        for r in 0..rounds {
+            // SAFETY: exactly the `len` threads of whole warps of this group reach each of
+            // the group's barriers, every round; indices stay below the block size.
+            unsafe {
+                *shared.add(t as usize) = exchange_value(t, r);
+                barrier::sync_named(id, len);
+                acc = acc.wrapping_mul(31).wrapping_add(*shared.add((start + (local + r + 1) % len) as usize));
+                barrier::sync_named(id, len);
+            }
+        }
+        // SAFETY: one element per thread.
+        unsafe { *out.add(gid) = acc };
     }
-    // SAFETY: one element per thread.
-    unsafe { *out.add(gid) = acc };
 }

@@ -224,6 +224,7 @@ macro_rules! common_methods {
     ($t:ty, $bits:ty, $ld:ident, $st:ident, $add_raw:ty, $atom_add:ident, $red_add:ident) => {
         /// Atomic load (`ld.relaxed` or `ld.acquire`, at this type's scope).
         #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub fn load<O: LoadOrdering>(&self, _order: O) -> $t {
             // SAFETY: `from_ptr`'s contract: a valid, aligned, atomically accessed address.
             let raw = unsafe { arch::$ld(S::SCOPE, O::SEM, self.as_ptr().cast::<$bits>()) };
@@ -232,6 +233,7 @@ macro_rules! common_methods {
 
         /// Atomic store (`st.relaxed` or `st.release`).
         #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub fn store<O: StoreOrdering>(&self, value: $t, _order: O) {
             let raw = <$t as Bits<$bits>>::into_bits(value);
             // SAFETY: as for `load`.
@@ -240,6 +242,7 @@ macro_rules! common_methods {
 
         /// Adds `value` (wrapping for integers) and returns the previous value (`atom.add`).
         #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub fn fetch_add<O: RmwOrdering>(&self, value: $t, _order: O) -> $t {
             let raw = <$t as Bits<$add_raw>>::into_bits(value);
             // SAFETY: as for `load`.
@@ -249,6 +252,7 @@ macro_rules! common_methods {
 
         /// Adds `value`, returning nothing (`red.add`, which need not wait for the old value).
         #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub fn add<O: StoreOrdering>(&self, value: $t, _order: O) {
             let raw = <$t as Bits<$add_raw>>::into_bits(value);
             // SAFETY: as for `load`.
@@ -264,6 +268,7 @@ macro_rules! rmw_pair {
         ///
         /// Returns the previous value (`atom`).
         #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub fn $fetch<O: RmwOrdering>(&self, value: $t, _order: O) -> $t {
             let raw = <$t as Bits<$raw>>::into_bits(value);
             // SAFETY: `from_ptr`'s contract: a valid, aligned, atomically accessed address.
@@ -275,6 +280,7 @@ macro_rules! rmw_pair {
         ///
         /// Returns nothing (`red`, which need not wait for the old value).
         #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub fn $red_name<O: StoreOrdering>(&self, value: $t, _order: O) {
             let raw = <$t as Bits<$raw>>::into_bits(value);
             // SAFETY: as above.
@@ -299,6 +305,7 @@ macro_rules! int_atomic {
 
             /// Atomically stores `value` and returns the previous value (`atom.exch`).
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             pub fn swap<O: RmwOrdering>(&self, value: $t, _order: O) -> $t {
                 let raw = <$t as Bits<$bits>>::into_bits(value);
                 // SAFETY: `from_ptr`'s contract: a valid, aligned, atomically accessed address.
@@ -310,6 +317,7 @@ macro_rules! int_atomic {
             /// `Ok(previous)` when it stored, `Err(previous)` otherwise. PTX applies `order` whether
             /// or not it stores.
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             pub fn compare_exchange<O: RmwOrdering>(
                 &self,
                 current: $t,
@@ -350,6 +358,7 @@ impl<S: AtomicScope> Atomic<u32, S> {
     /// (`if v >= limit { 0 } else { v + 1 }`), and returns the previous value
     /// (`atom.inc.u32`; CUDA's `atomicInc`).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn fetch_inc<O: RmwOrdering>(&self, limit: u32, _order: O) -> u32 {
         // SAFETY: `from_ptr`'s contract: a valid, aligned, atomically accessed address.
         unsafe { arch::atom_inc_u32(S::SCOPE, O::SEM, self.as_ptr(), limit) }
@@ -357,6 +366,7 @@ impl<S: AtomicScope> Atomic<u32, S> {
 
     /// As [`fetch_inc`](Self::fetch_inc), returning nothing (`red.inc.u32`).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn inc<O: StoreOrdering>(&self, limit: u32, _order: O) {
         // SAFETY: as above.
         unsafe { arch::red_inc_u32(S::SCOPE, O::SEM, self.as_ptr(), limit) }
@@ -366,6 +376,7 @@ impl<S: AtomicScope> Atomic<u32, S> {
     /// (`if v == 0 || v > limit { limit } else { v - 1 }`), and returns the previous value
     /// (`atom.dec.u32`; CUDA's `atomicDec`).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn fetch_dec<O: RmwOrdering>(&self, limit: u32, _order: O) -> u32 {
         // SAFETY: as above.
         unsafe { arch::atom_dec_u32(S::SCOPE, O::SEM, self.as_ptr(), limit) }
@@ -373,6 +384,7 @@ impl<S: AtomicScope> Atomic<u32, S> {
 
     /// As [`fetch_dec`](Self::fetch_dec), returning nothing (`red.dec.u32`).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn dec<O: StoreOrdering>(&self, limit: u32, _order: O) {
         // SAFETY: as above.
         unsafe { arch::red_dec_u32(S::SCOPE, O::SEM, self.as_ptr(), limit) }
@@ -427,11 +439,13 @@ macro_rules! volatile {
         impl Sealed for $t {}
         impl Volatile for $t {
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn load(ptr: *const Self) -> Self {
                 // SAFETY: forwarded from `load_volatile`'s caller.
                 <$t as Bits<$bits>>::from_bits(unsafe { arch::$ld(ptr.cast::<$bits>()) })
             }
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn store(ptr: *mut Self, value: Self) {
                 // SAFETY: forwarded from `store_volatile`'s caller.
                 unsafe { arch::$st(ptr.cast::<$bits>(), <$t as Bits<$bits>>::into_bits(value)) }
@@ -460,6 +474,7 @@ volatile! {
 /// valid for reads; every access to it that may run concurrently is atomic or volatile,
 /// of the same size.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn load_volatile<T: Volatile>(ptr: *const T) -> T {
     // SAFETY: forwarded from the caller.
     unsafe { T::load(ptr) }
@@ -472,6 +487,7 @@ pub unsafe fn load_volatile<T: Volatile>(ptr: *const T) -> T {
 /// # Safety
 /// As for [`load_volatile`], with the address valid for writes.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn store_volatile<T: Volatile>(ptr: *mut T, value: T) {
     // SAFETY: forwarded from the caller.
     unsafe { T::store(ptr, value) }

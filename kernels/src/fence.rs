@@ -39,12 +39,14 @@ use crate::arch::{self, Scope};
 
 /// `fence.acq_rel.cta`: publishes to / acquires from the threads of this block.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn block() {
     arch::fence_acq_rel(Scope::Cta);
 }
 
 /// `fence.acq_rel.gpu`: publishes to / acquires from every thread on this GPU.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn device() {
     arch::fence_acq_rel(Scope::Gpu);
 }
@@ -52,24 +54,28 @@ pub fn device() {
 /// `fence.acq_rel.sys`: publishes to / acquires from every thread of the program, the
 /// host's and other GPUs' included.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn system() {
     arch::fence_acq_rel(Scope::Sys);
 }
 
 /// `fence.sc.cta` (CUDA's `__threadfence_block`): [`block`], sequentially consistent.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn block_sc() {
     arch::fence_sc(Scope::Cta);
 }
 
 /// `fence.sc.gpu` (CUDA's `__threadfence`): [`device`], sequentially consistent.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn device_sc() {
     arch::fence_sc(Scope::Gpu);
 }
 
 /// `fence.sc.sys` (CUDA's `__threadfence_system`): [`system`], sequentially consistent.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn system_sc() {
     arch::fence_sc(Scope::Sys);
 }

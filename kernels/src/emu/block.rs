@@ -14,6 +14,7 @@ use std::vec::Vec;
 
 use super::engine::{split, tid, Run, Site, State, Thread, Tid};
 use super::race::Race;
+use super::warp::WarpState;
 use super::ErrorKind;
 use super::LaunchConfig;
 use crate::arch::Dim3;
@@ -117,6 +118,8 @@ pub(crate) struct Block {
     /// Threads that have not exited.
     pub live: u32,
     pub barriers: [Barrier; BARRIERS as usize],
+    /// Per warp: exited lanes, lanes waiting at collectives.
+    pub warps: Vec<WarpState>,
     shared: Vec<Allocation>,
     dynamic: Option<Allocation>,
     dynamic_bytes: usize,
@@ -140,6 +143,7 @@ impl Block {
             threads,
             live: n,
             barriers: Default::default(),
+            warps: (0..n.div_ceil(32)).map(|_| WarpState::default()).collect(),
             shared: Vec::new(),
             dynamic: None,
             dynamic_bytes: config.dynamic_shared_bytes as usize,

@@ -255,7 +255,15 @@ impl State {
             self.fail(kind, message);
             return None;
         }
-        let i = self.rng.below(self.runnable.len());
+        // Half the picks come from the threads made runnable last (the lanes a collective
+        // just released, typically): warps then tend to run together, as on the GPU, and the
+        // working set of coroutine stacks stays small. The other half is uniform.
+        let n = self.runnable.len();
+        let i = if n > RECENT && self.rng.next() & 1 == 0 {
+            n - 1 - self.rng.below(RECENT)
+        } else {
+            self.rng.below(n)
+        };
         let t = self.runnable.swap_remove(i);
         if let Run::ActiveMask(site) = self.thread(t).run {
             self.resolve_activemask(t, site);
@@ -320,6 +328,10 @@ thread_local! {
     /// Stacks of finished coroutines, by size, for the next ones.
     static STACKS: RefCell<Vec<(usize, DefaultStack)>> = const { RefCell::new(Vec::new()) };
 }
+
+/// How many of the most recently runnable threads the biased half of the picks chooses
+/// from (one warp's worth).
+const RECENT: usize = 32;
 
 /// At most this many stacks are kept for reuse per OS thread.
 const POOLED_STACKS: usize = 4096;

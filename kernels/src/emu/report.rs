@@ -36,7 +36,51 @@ pub(crate) fn lanes(mask: u32) -> String {
     }
 }
 
+/// `warp 1, lanes 0-31` when `linears` (ascending thread indices of one block) lie in one
+/// warp, else `threads 0-15, 40-63`.
+fn threads(linears: &[u32]) -> String {
+    let warp = linears[0] / 32;
+    if linears.iter().all(|&l| l / 32 == warp) {
+        return format!("warp {warp}, {}", lanes(linears.iter().fold(0, |m, &l| m | 1 << (l % 32))));
+    }
+    let mut runs = Vec::new();
+    let mut i = 0;
+    while i < linears.len() {
+        let start = linears[i];
+        while i + 1 < linears.len() && linears[i + 1] == linears[i] + 1 {
+            i += 1;
+        }
+        runs.push(if linears[i] == start { format!("{start}") } else { format!("{start}-{}", linears[i]) });
+        i += 1;
+    }
+    format!("threads {}", runs.join(", "))
+}
+
 impl State {
+    /// The threads `linears` of the block in `slot`, grouped by what they do:
+    /// `warp 1, lanes 0-31: waiting at ...; warp 2, lane 0: exited`.
+    pub fn group_doing(&self, slot: usize, linears: impl Iterator<Item = u32>) -> String {
+        let mut groups: Vec<(String, Vec<u32>)> = Vec::new();
+        for linear in linears {
+            let doing = self.doing(tid(slot, linear));
+            match groups.iter_mut().find(|(d, _)| *d == doing) {
+                Some((_, members)) => members.push(linear),
+                None => groups.push((doing, std::vec![linear])),
+            }
+        }
+        groups
+            .iter()
+            .map(|(doing, members)| format!("{}: {doing}", threads(members)))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    /// `block (1, 0, 0), warp 2`.
+    pub fn warp_name(&self, t: Tid) -> String {
+        let b = self.block(t).index;
+        format!("block ({}, {}, {}), warp {}", b.x, b.y, b.z, split(t).1 / 32)
+    }
+
     /// `block (1, 0, 0), warp 2, lane 5 (thread (69, 0, 0))`.
     pub fn who(&self, t: Tid) -> String {
         let linear = split(t).1;
@@ -59,13 +103,13 @@ impl State {
     pub fn doing(&self, t: Tid) -> String {
         let thread = self.thread(t);
         match thread.run {
-            Run::Exited => String::from("has exited"),
-            Run::Warp(w) => format!("waits at {} {}", w.describe(), w.site),
-            Run::Barrier(b) => format!("waits at {} {}", b.describe(), b.site),
-            Run::ActiveMask(site) => format!("is at activemask {site}"),
+            Run::Exited => String::from("exited"),
+            Run::Warp(w) => format!("waiting at {} {}", w.describe(), w.site),
+            Run::Barrier(b) => format!("waiting at {} {}", b.describe(), b.site),
+            Run::ActiveMask(site) => format!("at activemask {site}"),
             Run::Ready => match thread.last {
-                Some(site) => format!("runs (last switch point {site})"),
-                None => String::from("has not started"),
+                Some(site) => format!("running (last switch point {site})"),
+                None => String::from("not started"),
             },
         }
     }
@@ -85,23 +129,22 @@ impl State {
                     if wait.mask & (1 << l) == 0 {
                         continue;
                     }
-                    let o = tid(slot, base + l);
                     match block.threads[(base + l) as usize].run {
                         Run::Warp(w) if w.op == wait.op && w.mask == wait.mask && w.c == wait.c => {
                             arrived |= 1 << l
                         }
-                        _ => missing.push(format!("lane {l} {}", self.doing(o))),
+                        _ => missing.push(base + l),
                     }
                 }
                 return (
                     ErrorKind::Deadlock,
                     format!(
-                        "no thread can run. In {}: {} wait at {} {}, but {}",
-                        self.who(t).split(", lane").next().unwrap_or_default(),
+                        "no thread can run. In {}: {} wait at {} {}, but of the other lanes of the mask: {}",
+                        self.warp_name(t),
                         lanes(arrived),
                         wait.describe(),
                         wait.site,
-                        missing.join("; ")
+                        self.group_doing(slot, missing.into_iter())
                     ),
                 );
             }
@@ -120,22 +163,13 @@ impl State {
                 let Some(&first) = barrier.arrived.first() else { continue };
                 let Run::Barrier(wait) = block.threads[first as usize].run else { continue };
                 let need = wait.count.unwrap_or(block.live);
-                let mut others = Vec::new();
-                let mut shown = 0;
-                for (linear, thread) in block.threads.iter().enumerate() {
-                    let waiting_here = matches!(thread.run, Run::Barrier(w) if w.id == id as u32);
-                    if waiting_here || matches!(thread.run, Run::Exited) {
-                        continue;
-                    }
-                    if shown < 8 {
-                        let o = tid(slot, linear as u32);
-                        others.push(format!("{} {}", self.who(o), self.doing(o)));
-                    }
-                    shown += 1;
-                }
-                if shown > 8 {
-                    others.push(format!("and {} more", shown - 8));
-                }
+                let others: Vec<u32> = (0..block.threads.len() as u32)
+                    .filter(|&l| match block.threads[l as usize].run {
+                        Run::Barrier(w) => w.id != id as u32,
+                        Run::Exited => false,
+                        _ => true,
+                    })
+                    .collect();
                 let b = block.index;
                 return Some(format!(
                     "In block ({}, {}, {}), {} of the {need} threads that {} needs wait there (first {}, {}); the other threads that have not exited do not reach it: {}",
@@ -146,7 +180,11 @@ impl State {
                     wait.describe(),
                     self.who(tid(slot, first)),
                     wait.site,
-                    if others.is_empty() { String::from("none (too few threads for the count)") } else { others.join("; ") }
+                    if others.is_empty() {
+                        String::from("none (too few threads for the count)")
+                    } else {
+                        self.group_doing(slot, others.into_iter())
+                    }
                 ));
             }
         }
@@ -156,25 +194,21 @@ impl State {
     /// No thread made progress for `livelock_steps` switch points.
     pub fn livelock_report(&self) -> (ErrorKind, String) {
         let mut spinning = Vec::new();
-        let mut count = 0;
         for (slot, block) in self.slots.iter().enumerate() {
             let Some(block) = block else { continue };
-            for (linear, thread) in block.threads.iter().enumerate() {
-                if !matches!(thread.run, Run::Ready | Run::ActiveMask(_)) {
-                    continue;
-                }
-                if count < 8 {
-                    spinning.push(format!(
-                        "{} {}",
-                        self.who(tid(slot, linear as u32)),
-                        self.doing(tid(slot, linear as u32))
-                    ));
-                }
-                count += 1;
+            let runnable: Vec<u32> = (0..block.threads.len() as u32)
+                .filter(|&l| matches!(block.threads[l as usize].run, Run::Ready | Run::ActiveMask(_)))
+                .collect();
+            if !runnable.is_empty() {
+                let b = block.index;
+                spinning.push(format!(
+                    "in block ({}, {}, {}), {}",
+                    b.x,
+                    b.y,
+                    b.z,
+                    self.group_doing(slot, runnable.into_iter())
+                ));
             }
-        }
-        if count > 8 {
-            spinning.push(format!("and {} more", count - 8));
         }
         let head = format!(
             "no thread made progress in {} switch points (no write, no new value read, no thread finished): the runnable threads spin forever: {}",

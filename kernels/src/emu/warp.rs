@@ -104,10 +104,10 @@ pub(crate) struct Wait {
 }
 
 impl Wait {
-    /// Whether two lanes wait at the same collective instance: same operation, mask and
-    /// segment operand.
-    fn meets(&self, other: &Wait) -> bool {
-        self.op == other.op && self.mask == other.mask && self.c == other.c
+    /// The collective instance: lanes meet when they wait with the same operation, mask
+    /// and segment operand.
+    pub fn key(&self) -> (Op, u32, u32) {
+        (self.op, self.mask, self.c)
     }
 
     /// `shfl.sync.idx with mask 0x0000ffff`, with the segment operand for shuffles.
@@ -153,6 +153,34 @@ pub(crate) fn shuffle_source(mode: Shfl, lane: u32, b: u32, c: u32) -> (u32, boo
     }
 }
 
+/// What a warp's lanes are doing, kept up to date so that an arrival costs a few mask
+/// operations: the lanes that exited, and each collective instance (operation, mask and
+/// segment operand) that lanes wait at, with the lanes waiting there.
+#[derive(Default)]
+pub(crate) struct WarpState {
+    pub exited: u32,
+    waits: Vec<(Op, u32, u32, u32)>,
+}
+
+impl WarpState {
+    /// The lanes waiting at the instance `wait` belongs to.
+    fn waiting(&mut self, wait: &Wait) -> &mut u32 {
+        let i = match self.waits.iter().position(|w| (w.0, w.1, w.2) == wait.key()) {
+            Some(i) => i,
+            None => {
+                self.waits.push((wait.op, wait.mask, wait.c, 0));
+                self.waits.len() - 1
+            }
+        };
+        &mut self.waits[i].3
+    }
+
+    /// A lane waiting at an instance whose mask names `lane`, if any.
+    pub fn waiting_for(&self, lane: u32) -> Option<u32> {
+        self.waits.iter().find(|w| w.1 & (1 << lane) != 0 && w.3 != 0).map(|w| w.3.trailing_zeros())
+    }
+}
+
 impl State {
     /// Lane `t` arrives at a warp collective; completes it if it was the last.
     pub fn arrive_warp(&mut self, t: Tid, wait: Wait) -> Result<(), (ErrorKind, String)> {
@@ -178,7 +206,7 @@ impl State {
             return Err((
                 ErrorKind::Deadlock,
                 format!(
-                    "{} called {} {}, which names {}, which do not exist (the block has {} threads, so warp {warp} has lanes {}): the collective can never complete",
+                    "{} called {} {}, which names {}, which do not exist (the block has {} threads, so warp {warp} has {}): the collective can never complete",
                     self.who(t),
                     wait.describe(),
                     wait.site,
@@ -188,48 +216,50 @@ impl State {
                 ),
             ));
         }
+        let state = &block.warps[warp as usize];
+        let exited = wait.mask & state.exited;
+        if exited != 0 {
+            return Err((
+                ErrorKind::Deadlock,
+                format!(
+                    "{} called {} {}, but {} of the mask exited: the collective can never complete",
+                    self.who(t),
+                    wait.describe(),
+                    wait.site,
+                    lanes(exited)
+                ),
+            ));
+        }
         let base = warp * 32;
-        for other in 0..32 {
-            if other == lane || wait.mask & (1 << other) == 0 {
-                continue;
-            }
-            let o = tid(slot, base + other);
-            match self.thread(o).run {
-                Run::Exited => {
-                    return Err((
-                        ErrorKind::Deadlock,
-                        format!(
-                            "{} called {} {}, but lane {other} of the mask has exited: the collective can never complete",
-                            self.who(t),
-                            wait.describe(),
-                            wait.site
-                        ),
-                    ));
-                }
-                Run::Warp(theirs) if theirs.mask & (1 << lane) != 0 && !theirs.meets(&wait) => {
-                    return Err((
-                        ErrorKind::MismatchedCollective,
-                        format!(
-                            "{} called {} {}, while lane {other}, which that mask names, waits at {} {}, whose mask names lane {lane}: lanes of one mask must meet at the same collective with the same mask",
-                            self.who(t),
-                            wait.describe(),
-                            wait.site,
-                            theirs.describe(),
-                            theirs.site
-                        ),
-                    ));
-                }
-                _ => {}
-            }
+        let clash = state.waits.iter().find_map(|&(op, mask, c, waiting)| {
+            let other = (op, mask, c) != wait.key() && mask & (1 << lane) != 0;
+            let theirs = waiting & wait.mask;
+            (other && theirs != 0).then(|| theirs.trailing_zeros())
+        });
+        if let Some(other) = clash {
+            let Run::Warp(theirs) = self.thread(tid(slot, base + other)).run else {
+                unreachable!("a lane listed as waiting waits")
+            };
+            return Err((
+                ErrorKind::MismatchedCollective,
+                format!(
+                    "{} called {} {}, while lane {other}, which that mask names, waits at {} {}, whose mask names lane {lane}: lanes of one mask must meet at the same collective with the same mask",
+                    self.who(t),
+                    wait.describe(),
+                    wait.site,
+                    theirs.describe(),
+                    theirs.site
+                ),
+            ));
         }
         let thread = self.thread_mut(t);
         thread.run = Run::Warp(wait);
         thread.last = Some(wait.site);
-        let block = self.block(t);
-        let complete = (0..32).filter(|l| wait.mask & (1 << l) != 0).all(
-            |l| matches!(block.threads[(base + l) as usize].run, Run::Warp(theirs) if theirs.meets(&wait)),
-        );
-        if complete {
+        let state = &mut self.block_mut(t).warps[warp as usize];
+        let waiting = state.waiting(&wait);
+        *waiting |= 1 << lane;
+        if *waiting == wait.mask {
+            state.waits.retain(|w| (w.0, w.1, w.2) != wait.key());
             self.complete_warp(t, wait)?;
         }
         Ok(())
@@ -240,10 +270,15 @@ impl State {
     fn complete_warp(&mut self, t: Tid, wait: Wait) -> Result<(), (ErrorKind, String)> {
         let (slot, linear) = split(t);
         let base = linear / 32 * 32;
-        let members: Vec<u32> = (0..32).filter(|l| wait.mask & (1 << l) != 0).collect();
+        let mut members = [0u32; 32];
+        let count = (0..32).filter(|l| wait.mask & (1 << l) != 0).fold(0, |n, l| {
+            members[n] = l;
+            n + 1
+        });
+        let members = &members[..count];
         let mut values = [0u64; 32];
         let mut operands = [0u32; 32];
-        for &l in &members {
+        for &l in members {
             if let Run::Warp(w) = self.block(t).threads[(base + l) as usize].run {
                 values[l as usize] = w.value;
                 operands[l as usize] = w.b;
@@ -252,7 +287,7 @@ impl State {
         let mut results = [(0u64, true); 32];
         match wait.op {
             Op::Shfl(mode) => {
-                for &l in &members {
+                for &l in members {
                     let (source, in_range) = shuffle_source(mode, l, operands[l as usize], wait.c);
                     if wait.mask & (1 << source) == 0 {
                         let who = self.who(tid(slot, base + l));
@@ -281,7 +316,7 @@ impl State {
                 results = [result; 32];
             }
             Op::MatchAny(_) => {
-                for &l in &members {
+                for &l in members {
                     let same = members
                         .iter()
                         .filter(|&&m| values[m as usize] == values[l as usize])
@@ -310,18 +345,21 @@ impl State {
             }
             Op::Elect => {
                 let leader = members[self.rng.below(members.len())];
-                for &l in &members {
+                for &l in members {
                     results[l as usize] = (0, l == leader);
                 }
             }
             Op::SyncWarp => {
-                let linears: Vec<u32> = members.iter().map(|&l| base + l).collect();
                 if let Some(race) = self.block_mut(t).race.as_mut() {
-                    race.synchronise(&linears);
+                    let mut linears = [0u32; 32];
+                    for (to, &l) in linears.iter_mut().zip(members) {
+                        *to = base + l;
+                    }
+                    race.synchronise(&linears[..members.len()]);
                 }
             }
         }
-        for &l in &members {
+        for &l in members {
             let o = tid(slot, base + l);
             self.thread_mut(o).result = results[l as usize];
             self.wake(o);
@@ -354,24 +392,21 @@ impl State {
     pub fn lane_exited(&mut self, t: Tid) {
         let (slot, linear) = split(t);
         let (base, lane) = (linear / 32 * 32, linear % 32);
-        for other in 0..self.block(t).lanes(linear / 32) {
-            let o = tid(slot, base + other);
-            if let Run::Warp(w) = self.thread(o).run {
-                if w.mask & (1 << lane) != 0 {
-                    let message = format!(
-                        "{} waits at {} {}, but lane {lane} of the mask exited ({}): the collective can never complete",
-                        self.who(o),
-                        w.describe(),
-                        w.site,
-                        match self.thread(t).last {
-                            Some(site) => format!("its last switch point was {site}"),
-                            None => String::from("it reached no collective, barrier or memory operation"),
-                        }
-                    );
-                    self.fail(ErrorKind::Deadlock, message);
-                    return;
-                }
+        let state = &mut self.block_mut(t).warps[(linear / 32) as usize];
+        state.exited |= 1 << lane;
+        let Some(waiting) = state.waiting_for(lane) else { return };
+        let o = tid(slot, base + waiting);
+        let Run::Warp(w) = self.thread(o).run else { unreachable!("a lane listed as waiting waits") };
+        let message = format!(
+            "{} waits at {} {}, but lane {lane} of the mask exited ({}): the collective can never complete",
+            self.who(o),
+            w.describe(),
+            w.site,
+            match self.thread(t).last {
+                Some(site) => format!("its last switch point was {site}"),
+                None => String::from("it reached no collective, barrier or memory operation"),
             }
-        }
+        );
+        self.fail(ErrorKind::Deadlock, message);
     }
 }

@@ -1,21 +1,10 @@
-//! Kernels for the CPU emulator's tests (`tests/tests/emu_*.rs`).
+//! Kernels for the CPU emulator's tests (`tests/tests/emu_*.rs`): correct kernels that
+//! must give the right answer under every seed ([`correct`]), and kernels with planted
+//! bugs that the emulator must flag ([`misuse`]). They build for nvptx64 too (the tests'
+//! build script compiles every test-kernel crate), so they are valid GPU code, bugs
+//! included.
 #![no_std]
-#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
-use warpsafe::arch::FULL_MASK;
-use warpsafe::{thread, warp};
-
-warpsafe::kernel! {
-    /// Each thread writes its lane's butterfly partner's lane id.
-    ///
-    /// # Safety
-    /// `out` holds one element per thread; the block size is a multiple of 32.
-    pub unsafe fn smoke(out: *mut u32) {
-        let t = thread::global_index_x();
-        let lane = warp::lane_id();
-        // SAFETY: full warps, every lane arrives.
-        let v = unsafe { warp::shfl_xor_sync(FULL_MASK, lane, 1, 32) };
-        // SAFETY: t is in range.
-        unsafe { *out.add(t as usize) = v };
-    }
-}
+pub mod correct;
+pub mod misuse;

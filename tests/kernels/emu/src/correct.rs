@@ -1,0 +1,355 @@
+//! Correct kernels: every collective, barrier, atomic and memory pattern the emulator
+//! models, with results the tests compute on the host.
+
+use warpsafe::arch::FULL_MASK;
+use warpsafe::atomic::{
+    load_volatile, store_volatile, AcqRel, Acquire, BlockAtomicU32, DeviceAtomicF32, DeviceAtomicF64,
+    DeviceAtomicI32, DeviceAtomicU32, DeviceAtomicU64, Relaxed, Release,
+};
+use warpsafe::group::{Coalesced, Group, Warp};
+use warpsafe::op::Sum;
+use warpsafe::{barrier, fence, shared, thread, warp};
+
+/// Values each thread writes in [`collectives`].
+pub const COLLECTIVE_RESULTS: usize = 28;
+
+/// Writes `values` at `out[0..N]`.
+///
+/// # Safety
+/// `out` is valid for `N` writes.
+#[inline(always)]
+unsafe fn store<const N: usize>(out: *mut u32, values: [u32; N]) {
+    let mut k = 0;
+    while k < N {
+        // SAFETY: k < N.
+        unsafe { *out.add(k) = values[k] };
+        k += 1;
+    }
+}
+
+warpsafe::kernel! {
+    /// Each thread writes its butterfly partner's lane.
+    ///
+    /// # Safety
+    /// `out` holds one element per thread; blocks are whole warps.
+    pub unsafe fn smoke(out: *mut u32) {
+        let t = thread::global_index_x();
+        let lane = warp::lane_id();
+        // SAFETY: whole warps, every lane arrives.
+        let v = unsafe { warp::shfl_xor_sync(FULL_MASK, lane, 1, 32) };
+        // SAFETY: t is in range.
+        unsafe { *out.add(t as usize) = v };
+    }
+
+    /// Every warp collective once (see `tests/tests/emu_collectives.rs` for the expected
+    /// values): thread `t` writes [`COLLECTIVE_RESULTS`] values at
+    /// `out[t * COLLECTIVE_RESULTS..]`.
+    ///
+    /// # Safety
+    /// `out` holds `COLLECTIVE_RESULTS` elements per thread; blocks are whole warps.
+    pub unsafe fn collectives(out: *mut u32) {
+        let t = thread::global_index_x() as usize;
+        let l = warp::lane_id();
+        let w = Warp::this();
+        // SAFETY: whole warps; every lane runs every collective below, none in a branch.
+        let values = unsafe {
+            let (up, up_p) = warp::shfl_up_sync_p(FULL_MASK, l, 3, 8);
+            let (down, down_p) = warp::shfl_down_sync_p(FULL_MASK, l, 5, 16);
+            let (xor, xor_p) = warp::shfl_xor_sync_p(FULL_MASK, l, 6, 32);
+            let elected = warp::elect_sync(FULL_MASK);
+            let wide = warp::shfl_xor_sync(FULL_MASK, ((l as u64) << 40) | l as u64, 1, 32);
+            warp::sync_warp(FULL_MASK);
+            [
+                warp::shfl_idx_sync(FULL_MASK, l * 10, 31 - l, 32),
+                warp::shfl_idx_sync(FULL_MASK, l * 10, 3, 8),
+                up,
+                up_p as u32,
+                down,
+                down_p as u32,
+                xor,
+                xor_p as u32,
+                warp::ballot_sync(FULL_MASK, l.is_multiple_of(3)),
+                warp::any_sync(FULL_MASK, l == 7) as u32,
+                warp::all_sync(FULL_MASK, l < 31) as u32,
+                warp::uni_sync(FULL_MASK, true) as u32,
+                warp::match_any_sync(FULL_MASK, l / 4),
+                warp::match_all_sync(FULL_MASK, 5u64).unwrap_or(0),
+                warp::reduce_add_sync(FULL_MASK, l),
+                warp::reduce_min_sync_i32(FULL_MASK, l as i32 - 10) as u32,
+                warp::reduce_max_sync_u32(FULL_MASK, l),
+                warp::reduce_and_sync(FULL_MASK, l | 0x100),
+                warp::reduce_or_sync(FULL_MASK, l),
+                warp::reduce_xor_sync(FULL_MASK, l),
+                warp::ballot_sync(FULL_MASK, elected).count_ones(),
+                warp::lanemask_lt(),
+                w.reduce(l, Sum),
+                w.tiles::<8>().inclusive_scan(1u32, Sum),
+                w.exclusive_scan(l, Sum),
+                (warp::active_mask() >> l) & 1,
+                (wide >> 40) as u32 + wide as u32,
+                warp::match_all_sync(FULL_MASK, l).map_or(7, |m| m),
+            ]
+        };
+        // SAFETY: the slot is in range (contract).
+        unsafe { store(out.add(t * COLLECTIVE_RESULTS), values) };
+    }
+
+    /// The safe group layer on a partial last warp: `out[t]` is the size of the caller's
+    /// warp, as `Warp::this().reduce(1)` computes it.
+    ///
+    /// # Safety
+    /// `out` holds one element per thread.
+    pub unsafe fn partial_warp(out: *mut u32) {
+        let t = thread::global_index_x() as usize;
+        let size = Warp::this().reduce(1u32, Sum);
+        // SAFETY: t is in range.
+        unsafe { *out.add(t) = size };
+    }
+
+    /// Warp-aggregated atomics in a divergent branch: the even lanes add their count to
+    /// `*counter` with one atomic per coalesced group, whatever groups `activemask` gives.
+    ///
+    /// # Safety
+    /// `counter` is a valid `u32`.
+    pub unsafe fn aggregated(counter: *mut u32) {
+        if warp::lane_id().is_multiple_of(2) {
+            let g = Coalesced::active();
+            if g.thread_rank() == 0 {
+                // SAFETY: `counter` is valid and only accessed atomically.
+                unsafe { DeviceAtomicU32::from_ptr(counter) }.add(g.size(), Relaxed);
+            }
+        }
+    }
+
+    /// Block barriers: thread `t` writes 4 values at `out[4 t..]` (a barrier-ordered sum of
+    /// shared values, `sync_count`, `sync_and`/`sync_or`, a partner's value through a named
+    /// barrier). Blocks of 128 threads.
+    ///
+    /// # Safety
+    /// `out` holds 4 elements per thread; blocks have 128 threads.
+    pub unsafe fn block_barriers(out: *mut u32) {
+        shared! {
+            static VALUES: [u32; 128];
+        }
+        shared! {
+            static NAMED: [u32; 128];
+        }
+        let t = thread::global_index_x() as usize;
+        let tid = thread::linear_thread_idx();
+        // SAFETY: every thread writes its own element, then all meet at the barriers
+        // (every thread of the block reaches each of them); warps 0-1 and 2-3 meet at
+        // named barriers 1 and 2 with 64 threads each.
+        unsafe {
+            VALUES.write(tid as usize, tid * 2);
+            barrier::sync();
+            let mut sum = 0;
+            for i in 0..VALUES.len() {
+                sum += VALUES.read(i);
+            }
+            let count = barrier::sync_count(tid.is_multiple_of(3));
+            let and = barrier::sync_and(tid < 200);
+            let or = barrier::sync_or(tid == 5);
+            NAMED.write(tid as usize, tid + 1);
+            barrier::sync_named(1 + tid / 64, 64);
+            let partner = NAMED.read((tid ^ 32) as usize);
+            store(out.add(4 * t), [sum, count, and as u32 * 2 + or as u32, partner]);
+        }
+    }
+
+    /// Dynamic shared memory: each thread writes its linear index, and after a barrier
+    /// reads the mirrored one into `out[block * threads + index]`. Launched with 4 bytes
+    /// of dynamic shared memory per thread, 1-D grids of blocks of any shape.
+    ///
+    /// # Safety
+    /// `out` holds one element per thread.
+    pub unsafe fn dynamic_mirror(out: *mut u32) {
+        let window = warpsafe::shared::dynamic::<u32>();
+        let tid = thread::linear_thread_idx() as usize;
+        let n = thread::block_threads() as usize;
+        // SAFETY: own element before the barrier, any element after it.
+        let mirrored = unsafe {
+            window.write(tid, tid as u32);
+            barrier::sync();
+            window.read(n - 1 - tid)
+        };
+        let slot = thread::block_idx().x as usize * n + tid;
+        // SAFETY: in range.
+        unsafe { *out.add(slot) = mirrored };
+    }
+
+    /// Every kind of atomic: `cells` holds (as u64 words) u32 add, i32 min, i32 max, u64
+    /// add, f32 add, f64 add, u32 and, or, xor, inc (limit 1000), dec (limit 1000), exch
+    /// (count of distinct swaps), and a CAS-loop counter.
+    ///
+    /// # Safety
+    /// `cells` holds 13 u64 words, initialised as the test does.
+    pub unsafe fn atomics(cells: *mut u64) {
+        let t = thread::global_index_x() as u32;
+        let word = |k: usize| cells.wrapping_add(k);
+        // SAFETY: each cell is valid and only accessed atomically during the launch.
+        unsafe {
+            DeviceAtomicU32::from_ptr(word(0).cast()).fetch_add(t, Relaxed);
+            DeviceAtomicI32::from_ptr(word(1).cast()).fetch_min(t as i32 - 50, AcqRel);
+            DeviceAtomicI32::from_ptr(word(2).cast()).max(t as i32 - 50, Release);
+            DeviceAtomicU64::from_ptr(word(3)).add(1 << 33, Relaxed);
+            DeviceAtomicF32::from_ptr(word(4).cast()).fetch_add(0.5, Relaxed);
+            DeviceAtomicF64::from_ptr(word(5).cast()).add(0.25, Relaxed);
+            DeviceAtomicU32::from_ptr(word(6).cast()).fetch_and(!(1 << (t % 32)), Relaxed);
+            DeviceAtomicU32::from_ptr(word(7).cast()).or(1 << (t % 32), Relaxed);
+            DeviceAtomicU32::from_ptr(word(8).cast()).fetch_xor(t, Acquire);
+            DeviceAtomicU32::from_ptr(word(9).cast()).fetch_inc(1000, Relaxed);
+            DeviceAtomicU32::from_ptr(word(10).cast()).dec(1000, Relaxed);
+            DeviceAtomicU32::from_ptr(word(11).cast()).swap(t, Relaxed);
+            let cas = DeviceAtomicU32::from_ptr(word(12).cast());
+            let mut current = cas.load(Relaxed);
+            while let Err(seen) = cas.compare_exchange(current, current + 3, AcqRel) {
+                current = seen;
+            }
+        }
+    }
+
+    /// `order[ticket] = t`, with tickets from one atomic counter: the order in which the
+    /// threads reached it (the scheduler's interleaving).
+    ///
+    /// # Safety
+    /// `counter` is a valid zeroed `u32`, `order` holds one element per thread.
+    pub unsafe fn tickets(order: *mut u32, counter: *mut u32) {
+        let t = thread::global_index_x() as u32;
+        // SAFETY: `counter` is valid and only accessed atomically; tickets are distinct
+        // and below the thread count.
+        unsafe {
+            let ticket = DeviceAtomicU32::from_ptr(counter).fetch_add(1, Relaxed);
+            *order.add(ticket as usize) = t;
+        }
+    }
+
+    /// Inter-block message passing: the last block writes `data[0..32]`, fences and sets
+    /// `*flag`; block 0, started first, spins on the flag, fences and copies the data to
+    /// `out`. Blocks of 32 threads; every block in between does nothing.
+    ///
+    /// # Safety
+    /// `data` and `out` hold 32 elements, `flag` is a valid zeroed `u32`; all blocks of
+    /// the grid are resident at once.
+    pub unsafe fn message_passing(data: *mut u32, flag: *mut u32, out: *mut u32) {
+        let b = thread::block_idx().x;
+        let lane = warp::lane_id() as usize;
+        if b + 1 == thread::grid_dim().x {
+            // SAFETY: each lane writes its own element; the flag is only accessed
+            // volatilely; the warp syncs before lane 0 publishes.
+            unsafe {
+                *data.add(lane) = lane as u32 * 7 + 1;
+                warp::sync_warp(FULL_MASK);
+                if lane == 0 {
+                    fence::device();
+                    store_volatile(flag, 1u32);
+                }
+            }
+        } else if b == 0 {
+            // SAFETY: the flag is only accessed volatilely; the data is read after the
+            // flag and a fence.
+            unsafe {
+                while load_volatile(flag) == 0 {}
+                fence::device();
+                *out.add(lane) = *data.add(lane);
+            }
+        }
+    }
+
+    /// A cooperative grid barrier from an atomic counter and fences: every block writes
+    /// `data[block] = block + 1`, all meet, then every block sums all of `data` into
+    /// `out[block]`. Blocks of 64 threads.
+    ///
+    /// # Safety
+    /// `arrived` is a valid zeroed `u32`; `data` and `out` hold one element per block;
+    /// the launch is cooperative.
+    pub unsafe fn grid_barrier(arrived: *mut u32, data: *mut u32, out: *mut u32) {
+        let b = thread::block_idx().x as usize;
+        let blocks = thread::grid_dim().x;
+        let first = thread::linear_thread_idx() == 0;
+        // SAFETY: each block's thread 0 writes its own element; the counter is only
+        // accessed atomically; every thread of each block reaches both barriers; the
+        // reads of `data` follow everyone's release and this block's acquire.
+        unsafe {
+            if first {
+                *data.add(b) = b as u32 + 1;
+            }
+            barrier::sync();
+            if first {
+                let counter = DeviceAtomicU32::from_ptr(arrived);
+                fence::device_sc();
+                counter.fetch_add(1, Release);
+                while counter.load(Acquire) < blocks {}
+            }
+            barrier::sync();
+            if first {
+                let mut sum = 0;
+                for i in 0..blocks as usize {
+                    sum += *data.add(i);
+                }
+                *out.add(b) = sum;
+            }
+        }
+    }
+
+    /// The shared-memory butterfly sum with `syncwarp` between the writes and the reads
+    /// of every step: every lane ends with the sum of `1..=32`. Blocks of 32 threads.
+    ///
+    /// # Safety
+    /// `out` holds one element per thread.
+    pub unsafe fn butterfly_synced(out: *mut u32) {
+        shared! {
+            static EXCHANGE: [u32; 32];
+        }
+        let lane = warp::lane_id();
+        let mut v = lane + 1;
+        let mut d = 1;
+        while d < 32 {
+            // SAFETY: the syncwarps order every write before the partner's read and
+            // every read before the next step's writes.
+            unsafe {
+                EXCHANGE.write(lane as usize, v);
+                warp::sync_warp(FULL_MASK);
+                v += EXCHANGE.read((lane ^ d) as usize);
+                warp::sync_warp(FULL_MASK);
+            }
+            d *= 2;
+        }
+        // SAFETY: in range.
+        unsafe { *out.add(thread::global_index_x() as usize) = v };
+    }
+
+    /// Publishing through shared memory with a block-scope release store and an acquire
+    /// load: lane 0 writes `DATA`, lane 1 waits for the flag and copies `DATA` to `out`.
+    ///
+    /// # Safety
+    /// `out` holds 4 elements; blocks of 32 threads.
+    pub unsafe fn shared_publish(out: *mut u32) {
+        shared! {
+            static DATA: [u32; 4];
+        }
+        shared! {
+            static FLAG: [u32; 1];
+        }
+        let lane = warp::lane_id();
+        // SAFETY: the flag is only accessed atomically (initialised before the syncwarp);
+        // DATA is written before the release store and read after the acquire load.
+        unsafe {
+            let flag = BlockAtomicU32::from_ptr(FLAG.slice().as_mut_ptr());
+            if lane == 0 {
+                flag.store(0, Relaxed);
+            }
+            warp::sync_warp(FULL_MASK);
+            if lane == 0 {
+                for i in 0..4 {
+                    DATA.write(i, i as u32 + 40);
+                }
+                flag.store(1, Release);
+            } else if lane == 1 {
+                while flag.load(Acquire) == 0 {}
+                for i in 0..4 {
+                    *out.add(i) = DATA.read(i);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,279 @@
+//! Kernels with planted bugs: each breaks one rule that the GPU does not check (it hangs,
+//! or returns garbage), and that the emulator must report. Blocks of 32 threads unless
+//! a kernel says otherwise; `out` holds one element per thread.
+
+use warpsafe::arch::FULL_MASK;
+use warpsafe::atomic::{load_volatile, store_volatile};
+use warpsafe::group::{Group, Warp};
+use warpsafe::op::Sum;
+use warpsafe::{arch, barrier, shared, thread, warp};
+
+/// Writes `value` at `out[global thread index]`.
+///
+/// # Safety
+/// `out` holds one element per thread.
+#[inline(always)]
+unsafe fn put(out: *mut u32, value: u32) {
+    // SAFETY: forwarded from the caller.
+    unsafe { *out.add(thread::global_index_x() as usize) = value };
+}
+
+warpsafe::kernel! {
+    /// Bug: lane 0 votes with a mask that leaves itself out.
+    ///
+    /// # Safety
+    /// `out` holds one element per thread.
+    pub unsafe fn mask_excludes_caller(out: *mut u32) {
+        if warp::lane_id() == 0 {
+            // SAFETY: none: the planted bug.
+            unsafe { put(out, warp::ballot_sync(0xffff_fffe, true)) };
+        }
+    }
+
+    /// Bug: the lower half-warp shuffles, the upper half votes, both with the full mask.
+    ///
+    /// # Safety
+    /// `out` holds one element per thread.
+    pub unsafe fn different_collectives(out: *mut u32) {
+        let lane = warp::lane_id();
+        // SAFETY: none: the planted bug.
+        let v = unsafe {
+            if lane < 16 {
+                warp::shfl_idx_sync(FULL_MASK, lane, 0, 32)
+            } else {
+                warp::ballot_sync(FULL_MASK, true)
+            }
+        };
+        // SAFETY: in range.
+        unsafe { put(out, v) };
+    }
+
+    /// Bug: lanes 0-15 vote with mask `0x1ffff`, lanes 16-31 with the full mask; each mask
+    /// names lanes of the other.
+    ///
+    /// # Safety
+    /// `out` holds one element per thread.
+    pub unsafe fn different_masks(out: *mut u32) {
+        let lane = warp::lane_id();
+        let mask = if lane < 16 { 0x1_ffff } else { FULL_MASK };
+        // SAFETY: none: the planted bug.
+        unsafe { put(out, warp::ballot_sync(mask, true)) };
+    }
+
+    /// Bug: the upper half-warp returns early; the lower half then shuffles over the full
+    /// warp.
+    ///
+    /// # Safety
+    /// `out` holds one element per thread.
+    pub unsafe fn exited_lane(out: *mut u32) {
+        let lane = warp::lane_id();
+        if lane >= 16 {
+            return;
+        }
+        // SAFETY: none: the planted bug.
+        unsafe { put(out, warp::shfl_down_sync(FULL_MASK, lane, 1, 32)) };
+    }
+
+    /// Bug: lanes 0-15 shuffle over the full warp while lanes 16-31 wait at the block
+    /// barrier.
+    ///
+    /// # Safety
+    /// `out` holds one element per thread.
+    pub unsafe fn lane_waits_at_barrier(out: *mut u32) {
+        let lane = warp::lane_id();
+        // SAFETY: none: the planted bug.
+        unsafe {
+            if lane < 16 {
+                put(out, warp::shfl_idx_sync(FULL_MASK, lane, 0, 32));
+            } else {
+                barrier::sync();
+            }
+        }
+    }
+
+    /// Bug: warp 0 waits at `barrier.sync 0`, warp 1 at `barrier.red.popc 0`. Blocks of 64.
+    ///
+    /// # Safety
+    /// `out` holds one element per thread.
+    pub unsafe fn barrier_forms(out: *mut u32) {
+        // SAFETY: none: the planted bug.
+        unsafe {
+            if thread::warp_idx() == 0 {
+                barrier::sync();
+            } else {
+                put(out, barrier::sync_count(true));
+            }
+        }
+    }
+
+    /// Bug: warp 0 waits at the block barrier, warp 1 at named barrier 1 for 64 threads.
+    /// Blocks of 64.
+    ///
+    /// # Safety
+    /// `out` holds one element per thread.
+    pub unsafe fn barrier_named_elsewhere(out: *mut u32) {
+        // SAFETY: none: the planted bug.
+        unsafe {
+            if thread::warp_idx() == 0 {
+                barrier::sync();
+            } else {
+                barrier::sync_named(1, 64);
+            }
+            put(out, 1);
+        }
+    }
+
+    /// Bug: warp 1 skips the block barrier and spins on a flag that warp 0 sets only
+    /// after it. Blocks of 64; `flag` is a zeroed `u32`.
+    ///
+    /// # Safety
+    /// `flag` is valid.
+    pub unsafe fn barrier_skipped(flag: *mut u32) {
+        // SAFETY: the flag is only accessed volatilely; the barrier is the planted bug.
+        unsafe {
+            if thread::warp_idx() == 0 {
+                barrier::sync();
+                store_volatile(flag, 1u32);
+            } else {
+                while load_volatile(flag) == 0 {}
+            }
+        }
+    }
+
+    /// Bug: every lane writes the shared element after its own; lane 31 writes past the
+    /// end.
+    ///
+    /// # Safety
+    /// `out` holds one element per thread.
+    pub unsafe fn shared_out_of_bounds(out: *mut u32) {
+        shared! {
+            static SLOTS: [u32; 32];
+        }
+        let lane = warp::lane_id() as usize;
+        // SAFETY: each lane writes a distinct element (the bounds are the planted bug).
+        unsafe {
+            SLOTS.write(lane + 1, 1);
+            put(out, 1);
+        }
+    }
+
+    /// Bug: the CUDA guide's invalid ballot loop: `ballot_sync(FULL_MASK, ..)` inside a
+    /// loop whose trip count differs between lanes, so in the last iteration the lanes
+    /// that left the loop (and exited) are missing. `n` elements of `data`, one warp.
+    ///
+    /// # Safety
+    /// `data` holds `n` elements, `out` holds `n.div_ceil(32)`.
+    pub unsafe fn ballot_divergent_loop(data: *const u32, n: u32, out: *mut u32) {
+        let mut i = warp::lane_id();
+        while i < n {
+            // SAFETY: i < n; the full mask is the planted bug.
+            unsafe {
+                let bits = warp::ballot_sync(FULL_MASK, *data.add(i as usize) > 0);
+                if warp::lane_id() == 0 {
+                    *out.add(i as usize / 32) = bits;
+                }
+            }
+            i += 32;
+        }
+    }
+
+    /// Bug: the reduction from NVIDIA's "Using CUDA warp-level primitives": the mask of
+    /// the shuffles is `activemask()` taken inside the branch, assumed to name all lanes
+    /// that took it; under independent scheduling it may name fewer, and the shuffles
+    /// then read lanes outside it. One warp; `data` holds 32 elements; `out[0]` gets the
+    /// sum.
+    ///
+    /// # Safety
+    /// `data` holds 32 elements, `out` one.
+    pub unsafe fn activemask_reduction(data: *const u32, n: u32, out: *mut u32) {
+        let lane = warp::lane_id();
+        if lane < n {
+            let mask = warp::active_mask();
+            // SAFETY: lane < n <= 32; the mask is the planted bug.
+            unsafe {
+                let mut v = *data.add(lane as usize);
+                let mut offset = 16;
+                while offset > 0 {
+                    v += warp::shfl_down_sync(mask, v, offset, 32);
+                    offset /= 2;
+                }
+                if lane == 0 {
+                    *out = v;
+                }
+            }
+        }
+    }
+
+    /// Bug: lanes 0-15 shuffle over mask `0xffff`, reading lanes 16-31 outside it.
+    ///
+    /// # Safety
+    /// `out` holds one element per thread.
+    pub unsafe fn shuffle_outside_mask(out: *mut u32) {
+        let lane = warp::lane_id();
+        if lane < 16 {
+            // SAFETY: none: the planted bug.
+            unsafe { put(out, warp::shfl_idx_sync(0xffff, lane, lane + 16, 32)) };
+        }
+    }
+
+    /// Bug: a safe `Warp` group used inside a branch that half the warp skips (on the GPU
+    /// the group's presence check traps; on the emulator it is a deadlock).
+    ///
+    /// # Safety
+    /// `out` holds one element per thread.
+    pub unsafe fn group_in_branch(out: *mut u32) {
+        let w = Warp::this();
+        if warp::lane_id() < 16 {
+            // SAFETY: in range.
+            unsafe { put(out, w.reduce(1u32, Sum)) };
+        }
+    }
+
+    /// Bug: the shared-memory butterfly without `syncwarp`: lanes read their partner's
+    /// slot while the partner may still be writing it (a data race).
+    ///
+    /// # Safety
+    /// `out` holds one element per thread.
+    pub unsafe fn butterfly_unsynced(out: *mut u32) {
+        shared! {
+            static EXCHANGE: [u32; 32];
+        }
+        let lane = warp::lane_id();
+        let mut v = lane + 1;
+        let mut d = 1;
+        while d < 32 {
+            // SAFETY: none: the missing syncwarps are the planted bug.
+            unsafe {
+                EXCHANGE.write(lane as usize, v);
+                v = v.wrapping_add(EXCHANGE.read((lane ^ d) as usize));
+            }
+            d *= 2;
+        }
+        // SAFETY: in range.
+        unsafe { put(out, v) };
+    }
+
+    /// Bug: lane 31 panics.
+    ///
+    /// # Safety
+    /// `out` holds one element per thread.
+    pub unsafe fn panics(out: *mut u32) {
+        if warp::lane_id() == 31 {
+            panic!("lane 31 gave up");
+        }
+        // SAFETY: in range.
+        unsafe { put(out, 1) };
+    }
+
+    /// Bug: thread 3 executes `trap`.
+    ///
+    /// # Safety
+    /// `out` holds one element per thread.
+    pub unsafe fn traps(out: *mut u32) {
+        if thread::global_index_x() == 3 {
+            arch::trap();
+        }
+        // SAFETY: in range.
+        unsafe { put(out, 1) };
+    }
+}

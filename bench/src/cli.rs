@@ -13,7 +13,7 @@ reduce-bench: warpsafe's reduce against CUB's DeviceReduce and a read roofline, 
 usage: reduce-bench [options]
 
   --out DIR            where the CSV, PNG and report go (default target/bench)
-  --quick              sizes 2^16,2^20,2^24,2^28 and 5 batches of >= 5 ms
+  --quick              sizes 2^16 to 2^28 (no 2^10) and 5 batches of >= 5 ms
                        (default: 2^10,2^16,2^20,2^24,2^26,2^28 and 7 batches of >= 10 ms)
   --sizes LIST         log2 of the element counts, e.g. 16,20 (0 to 30)
   --types LIST         element types among f32,f64,i32 (default all)
@@ -28,6 +28,8 @@ usage: reduce-bench [options]
   --cub-build-dir DIR  where reduce_cub is compiled (default target/reduce-bench-cub)
   --no-roofline        skip the read roofline
   --replot CSV         no GPU: rebuild the table, plot and targets from an earlier run's CSV
+  --emulator           a functional dry run on the CPU emulator instead of the GPU (no CUB;
+                       checks every result, times mean nothing); use tiny sizes
   -h, --help           this text
 ";
 
@@ -68,6 +70,8 @@ pub struct Args {
     pub roofline: bool,
     /// Re-plot this CSV instead of measuring.
     pub replot: Option<PathBuf>,
+    /// Run on the CPU emulator instead of the GPU.
+    pub emulator: bool,
     /// The command line as given, for the report.
     pub command_line: String,
 }
@@ -120,6 +124,7 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
     let mut cub_build_dir = PathBuf::from("target/reduce-bench-cub");
     let mut roofline = true;
     let mut replot = None;
+    let mut emulator = false;
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         let mut value = || it.next().cloned().ok_or_else(|| format!("{flag} needs a value"));
@@ -145,11 +150,15 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
             "--cub-build-dir" => cub_build_dir = PathBuf::from(value()?),
             "--no-roofline" => roofline = false,
             "--replot" => replot = Some(PathBuf::from(value()?)),
+            "--emulator" => emulator = true,
             other => return Err(format!("unknown argument '{other}' (see --help)")),
         }
     }
     if let (CubSource::Compile { nvcc: slot }, Some(path)) = (&mut cub, nvcc) {
         *slot = Some(path);
+    }
+    if emulator {
+        cub = CubSource::Skip;
     }
     types.dedup();
     ops.dedup();
@@ -165,7 +174,7 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
         plan.min_calls = c;
     }
     let sizes =
-        sizes.unwrap_or_else(|| if quick { vec![16, 20, 24, 28] } else { vec![10, 16, 20, 24, 26, 28] });
+        sizes.unwrap_or_else(|| if quick { vec![16, 20, 24, 26, 28] } else { vec![10, 16, 20, 24, 26, 28] });
     let command_line =
         std::iter::once("reduce-bench").chain(args.iter().map(String::as_str)).collect::<Vec<_>>().join(" ");
     Ok(Command::Run(Box::new(Args {
@@ -179,6 +188,7 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
         cub_build_dir,
         roofline,
         replot,
+        emulator,
         command_line,
     })))
 }
@@ -209,6 +219,7 @@ mod tests {
         assert_eq!(a.plan, Plan::FULL);
         assert_eq!(a.cub, CubSource::Compile { nvcc: None });
         assert!(a.roofline);
+        assert!(!a.emulator);
         assert_eq!(a.command_line, "reduce-bench");
     }
 
@@ -230,7 +241,7 @@ mod tests {
         assert_eq!(a.ops, vec![Op::Sum]);
         assert_eq!(a.impls, vec!["auto", "two-pass"]);
         assert_eq!(a.plan, Plan::QUICK);
-        assert_eq!(run(&["--quick"]).sizes, vec![16, 20, 24, 28]);
+        assert_eq!(run(&["--quick"]).sizes, vec![16, 20, 24, 26, 28]);
         let a = run(&["--reps", "9", "--min-batch-ms", "2.5", "--min-calls", "50"]);
         assert_eq!((a.plan.reps, a.plan.min_batch_seconds, a.plan.min_calls), (9, 0.0025, 50));
     }
@@ -241,6 +252,9 @@ mod tests {
         assert_eq!(run(&["--cub-binary", "/x/reduce_cub"]).cub, CubSource::Binary("/x/reduce_cub".into()));
         assert_eq!(run(&["--nvcc", "/opt/nvcc"]).cub, CubSource::Compile { nvcc: Some("/opt/nvcc".into()) });
         assert_eq!(run(&["--replot", "r.csv"]).replot, Some(PathBuf::from("r.csv")));
+        let e = run(&["--emulator"]);
+        assert!(e.emulator);
+        assert_eq!(e.cub, CubSource::Skip, "CUB needs the GPU");
     }
 
     #[test]

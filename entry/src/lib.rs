@@ -9,8 +9,7 @@
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
 
-#[cfg(target_arch = "nvptx64")]
-mod kernels {
+pub mod kernels {
     use warpsafe::thread;
     use warpsafe::warp::{self, WarpSum};
 

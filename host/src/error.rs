@@ -2,7 +2,14 @@
 
 use cust::error::CudaError;
 
+use crate::emu;
+
 /// Everything that can go wrong on the host side, with the context needed to act on it.
+///
+/// Both backends report through this type: driver failures come as [`Error::Driver`],
+/// [`Error::Launch`] or [`Error::KernelFailed`] from the GPU, and every failure the CPU
+/// emulator detects (a warp-rule violation, a deadlock, a trap) as [`Error::Emulator`],
+/// whose message names the kernel, block, warp, lanes, masks and seed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -27,10 +34,19 @@ pub enum Error {
     /// A driver call failed; `during` says which step.
     #[error("CUDA driver error while {during}: {source}")]
     Driver {
-        /// The step that failed, e.g. "allocating 4096 bytes".
+        /// The step that failed, e.g. "copying 4096 bytes to the device".
         during: String,
         /// The driver's error.
         source: CudaError,
+    },
+    /// Device memory could not be allocated (on the GPU: usually out of memory; on the
+    /// emulator: the host allocator refused, or the size overflows).
+    #[error("could not allocate {bytes} bytes of device memory{}", .source.map_or(String::new(), |e| format!(": {e}")))]
+    Alloc {
+        /// The size asked for.
+        bytes: usize,
+        /// The driver's error, on the GPU.
+        source: Option<CudaError>,
     },
     /// The driver rejected a PTX module (malformed PTX, or a PTX ISA version newer than the
     /// driver supports).
@@ -46,12 +62,22 @@ pub enum Error {
         offset: usize,
     },
     /// The module has no kernel of that name.
-    #[error("the module has no kernel named {name:?}: {source}")]
+    #[error("the module has no kernel named {name:?}{}", .source.map_or(String::new(), |e| format!(": {e}")))]
     KernelNotFound {
         /// The name asked for.
         name: String,
-        /// The driver's error.
-        source: CudaError,
+        /// The driver's error, on the GPU.
+        source: Option<CudaError>,
+    },
+    /// A launch passed a different number of arguments than the kernel has parameters.
+    #[error("{kernel} takes {expected} parameters but the launch passed {got} arguments")]
+    ArgumentCount {
+        /// The kernel's name.
+        kernel: String,
+        /// The kernel's parameter count.
+        expected: usize,
+        /// The number of argument pointers passed.
+        got: usize,
     },
     /// The driver refused to launch a kernel (bad configuration or arguments).
     #[error("launching {kernel} failed: {source}")]
@@ -61,6 +87,24 @@ pub enum Error {
         /// The driver's error.
         source: CudaError,
     },
+    /// A cooperative launch asked for more blocks than can be resident at once: a grid
+    /// barrier in such a grid would wait forever for blocks that cannot start.
+    #[error(
+        "cooperative launch of {kernel} asks for {blocks} blocks but at most {max} can be resident at once \
+         ({block_threads} threads and {dynamic_shared_bytes} dynamic shared bytes per block)"
+    )]
+    CooperativeGridTooLarge {
+        /// The kernel's name.
+        kernel: String,
+        /// Blocks asked for.
+        blocks: u64,
+        /// The most blocks that can be resident together.
+        max: u32,
+        /// Threads per block of the launch.
+        block_threads: u32,
+        /// Dynamic shared memory per block of the launch.
+        dynamic_shared_bytes: u32,
+    },
     /// A kernel started but failed while running (a `trap`, a bad memory access).
     #[error("{kernel} failed while running: {source}")]
     KernelFailed {
@@ -68,6 +112,29 @@ pub enum Error {
         kernel: String,
         /// The driver's error.
         source: CudaError,
+    },
+    /// The CPU emulator stopped a launch: a warp-rule violation, a deadlock, an
+    /// out-of-bounds shared access, a data race, a trap or an invalid launch. The message is
+    /// the emulator's (kernel, block, warp, lanes, masks, location and the seed that
+    /// replays it).
+    #[error(transparent)]
+    Emulator(emu::Error),
+    /// The operation does not exist on this backend, or the objects come from different
+    /// backends or devices.
+    #[error("unsupported: {what}")]
+    Unsupported {
+        /// What was asked for.
+        what: String,
+    },
+    /// A host slice and a device buffer of different lengths.
+    #[error("{operation}: the device buffer holds {buffer} elements but the host slice {host}")]
+    LengthMismatch {
+        /// The operation.
+        operation: &'static str,
+        /// The buffer's length.
+        buffer: usize,
+        /// The host slice's length.
+        host: usize,
     },
     /// An input is larger than the operation can address in one launch.
     #[error("input of {len} elements is too large for {operation}: at most {max}")]
@@ -86,5 +153,10 @@ impl Error {
     pub(crate) fn driver(during: impl Into<String>) -> impl FnOnce(CudaError) -> Error {
         let during = during.into();
         move |source| Error::Driver { during, source }
+    }
+
+    /// An [`Error::Unsupported`] for `what`.
+    pub(crate) fn unsupported(what: impl Into<String>) -> Error {
+        Error::Unsupported { what: what.into() }
     }
 }

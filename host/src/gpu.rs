@@ -1,110 +1,75 @@
-//! A CUDA device with warpsafe's kernels loaded, and the launch path for user modules.
+//! The GPU backend: a CUDA device's primary context, a default stream and warpsafe's own
+//! kernels loaded for the device's architecture.
 
 use std::ffi::c_void;
+use std::sync::Arc;
+use std::time::Duration;
 
 use cust::context::{Context, CurrentContext};
-use cust::device::{Device, DeviceAttribute};
+use cust::device::DeviceAttribute;
 use cust::error::CudaError;
-use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy};
-use cust::stream::{Stream, StreamFlags};
+use cust::sys as cuda;
 
-use crate::{ptx, Error};
+use crate::stream::Stream;
+use crate::{driver, ptx, Device, Error, Function, LaunchConfig, Module, WarpSumElement};
 
-/// Threads per block of warpsafe's 1-D kernels: a multiple of 32, so every warp is full.
-const BLOCK_THREADS: u32 = 256;
-
-/// The largest grid size along x that every sm_70+ device accepts.
-const MAX_GRID_X: u32 = i32::MAX as u32;
-
-/// A GPU with a CUDA context, a stream and warpsafe's own kernels loaded.
-///
-/// Every method makes this context current on the calling thread first, so a `Gpu` may be
-/// used from any thread (one at a time: it is not `Sync`).
-pub struct Gpu {
-    // Field order is drop order: the module and stream go before the context they use.
-    kernels: Module,
-    stream: Stream,
+/// One CUDA device's primary context and what warpsafe needs to know about the device.
+/// Everything made on the device (modules, buffers, streams, events) holds an `Arc` of
+/// it, so the context outlives them.
+pub(crate) struct GpuContext {
     context: Context,
     name: String,
     compute_capability: (u32, u32),
     ptx_arch: u32,
+    multiprocessors: u32,
+    cooperative_launch: bool,
+}
+
+impl GpuContext {
+    /// Makes this context current on the calling thread (the driver API works on the
+    /// calling thread's current context).
+    pub(crate) fn make_current(&self) -> Result<(), Error> {
+        CurrentContext::set_current(&self.context).map_err(Error::driver("making the context current"))
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub(crate) fn compute_capability(&self) -> (u32, u32) {
+        self.compute_capability
+    }
+
+    pub(crate) fn multiprocessors(&self) -> u32 {
+        self.multiprocessors
+    }
+
+    pub(crate) fn supports_cooperative_launch(&self) -> bool {
+        self.cooperative_launch
+    }
+}
+
+/// A GPU: the backend of [`Device::gpu`], with a CUDA context, a default stream and
+/// warpsafe's own kernels loaded. A cheap handle: clones share the context.
+///
+/// Every method makes the context current on the calling thread first, so a `Gpu` may be
+/// used from any thread.
+#[derive(Clone)]
+pub struct Gpu {
+    // Field order is drop order: the stream and module go before the context they use.
+    stream: Arc<Stream>,
+    kernels: Module,
+    context: Arc<GpuContext>,
 }
 
 impl std::fmt::Debug for Gpu {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Gpu")
-            .field("name", &self.name)
-            .field("compute_capability", &self.compute_capability)
-            .field("ptx_arch", &self.ptx_arch)
+            .field("name", &self.context.name)
+            .field("compute_capability", &self.context.compute_capability)
+            .field("ptx_arch", &self.context.ptx_arch)
             .finish()
     }
-}
-
-/// A launch configuration: grid and block shape (x, y, z) and dynamic shared memory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LaunchConfig {
-    /// Blocks in the grid along x, y, z.
-    pub grid: (u32, u32, u32),
-    /// Threads in a block along x, y, z.
-    pub block: (u32, u32, u32),
-    /// Bytes of dynamic shared memory per block.
-    pub shared_mem_bytes: u32,
-}
-
-impl LaunchConfig {
-    /// A 1-D launch of `grid` blocks of `block` threads, no dynamic shared memory.
-    pub fn linear(grid: u32, block: u32) -> LaunchConfig {
-        LaunchConfig { grid: (grid, 1, 1), block: (block, 1, 1), shared_mem_bytes: 0 }
-    }
-}
-
-/// A loaded PTX module.
-#[derive(Debug)]
-pub struct Module {
-    inner: cust::module::Module,
-}
-
-/// A kernel of a [`Module`].
-#[derive(Debug)]
-pub struct Function<'m> {
-    inner: cust::function::Function<'m>,
-    name: String,
-}
-
-impl Module {
-    /// Looks a kernel up by its (unmangled) name.
-    ///
-    /// # Errors
-    /// [`Error::KernelNotFound`] if the module has no such kernel.
-    pub fn function(&self, name: &str) -> Result<Function<'_>, Error> {
-        let inner = self
-            .inner
-            .get_function(name)
-            .map_err(|source| Error::KernelNotFound { name: name.to_string(), source })?;
-        Ok(Function { inner, name: name.to_string() })
-    }
-}
-
-/// An element type that warpsafe's warp-sum kernel supports.
-///
-/// Sealed: the kernel exists for exactly these types.
-pub trait WarpSumElement: DeviceCopy + sealed::Sealed {
-    /// The kernel's name in warpsafe's PTX.
-    const KERNEL: &'static str;
-}
-
-impl WarpSumElement for u32 {
-    const KERNEL: &'static str = "warpsafe_warp_sum_u32";
-}
-
-impl WarpSumElement for f32 {
-    const KERNEL: &'static str = "warpsafe_warp_sum_f32";
-}
-
-mod sealed {
-    pub trait Sealed {}
-    impl Sealed for u32 {}
-    impl Sealed for f32 {}
 }
 
 /// True for driver answers that mean "there is no usable GPU here" rather than a fault.
@@ -127,19 +92,31 @@ impl Gpu {
     /// [`Error::Driver`] for any other driver failure.
     pub fn new() -> Result<Gpu, Error> {
         cust::init(cust::CudaFlags::empty()).map_err(|e| Error::NoDevice { reason: e.to_string() })?;
-        let count = Device::num_devices().map_err(|e| Error::NoDevice { reason: e.to_string() })?;
+        let count =
+            cust::device::Device::num_devices().map_err(|e| Error::NoDevice { reason: e.to_string() })?;
         if count == 0 {
             return Err(Error::NoDevice { reason: "the driver reports 0 devices".into() });
         }
-        let device = Device::get_device(0).map_err(|e| Error::NoDevice { reason: e.to_string() })?;
+        let device =
+            cust::device::Device::get_device(0).map_err(|e| Error::NoDevice { reason: e.to_string() })?;
         let name = device.name().map_err(Error::driver("reading the device name"))?;
         let attribute = |a, what: &str| -> Result<u32, Error> {
             device.get_attribute(a).map(|v| v as u32).map_err(Error::driver(format!("reading the {what}")))
         };
         let major = attribute(DeviceAttribute::ComputeCapabilityMajor, "compute capability")?;
         let minor = attribute(DeviceAttribute::ComputeCapabilityMinor, "compute capability")?;
-        let (ptx_arch, ptx_text) = ptx::for_compute_capability(major, minor)
+        let multiprocessors = attribute(DeviceAttribute::MultiprocessorCount, "multiprocessor count")?;
+        let cooperative_launch = driver::device_attribute(
+            device.as_raw(),
+            cuda::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH,
+        )
+        .map_err(Error::driver("reading the cooperative-launch attribute"))?
+            != 0;
+        let ptx_arch = ptx::ENTRY
+            .ptx_for(major, minor)
+            .map(|(sm, _)| sm)
             .ok_or_else(|| Error::UnsupportedDevice { name: name.clone(), major, minor })?;
+        // The primary context: every `Gpu` of the process shares it, as the runtime API does.
         let context = Context::new(device).map_err(|e| {
             if means_no_device(e) {
                 Error::NoDevice { reason: e.to_string() }
@@ -147,29 +124,41 @@ impl Gpu {
                 Error::Driver { during: "creating a context".into(), source: e }
             }
         })?;
-        let stream =
-            Stream::new(StreamFlags::NON_BLOCKING, None).map_err(Error::driver("creating a stream"))?;
-        let kernels = load_module(ptx_text)?;
-        Ok(Gpu { kernels, stream, context, name, compute_capability: (major, minor), ptx_arch })
+        let context = Arc::new(GpuContext {
+            context,
+            name,
+            compute_capability: (major, minor),
+            ptx_arch,
+            multiprocessors,
+            cooperative_launch,
+        });
+        context.make_current()?;
+        let stream = Arc::new(Stream::gpu(&context)?);
+        let kernels = Module::load_program_gpu(&context, &ptx::ENTRY)?;
+        Ok(Gpu { stream, kernels, context })
+    }
+
+    pub(crate) fn context(&self) -> &Arc<GpuContext> {
+        &self.context
+    }
+
+    pub(crate) fn entry_module(&self) -> &Module {
+        &self.kernels
     }
 
     /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
     pub fn name(&self) -> &str {
-        &self.name
+        &self.context.name
     }
 
     /// The device's compute capability `(major, minor)`.
     pub fn compute_capability(&self) -> (u32, u32) {
-        self.compute_capability
+        self.context.compute_capability
     }
 
     /// The `sm_XX` of the embedded PTX that was loaded for this device.
     pub fn ptx_arch(&self) -> u32 {
-        self.ptx_arch
-    }
-
-    fn make_current(&self) -> Result<(), Error> {
-        CurrentContext::set_current(&self.context).map_err(Error::driver("making the context current"))
+        self.context.ptx_arch
     }
 
     /// Loads a PTX module (for example one built from your own kernel crate with
@@ -178,8 +167,7 @@ impl Gpu {
     /// # Errors
     /// [`Error::PtxContainsNul`] or [`Error::ModuleLoad`] when the PTX cannot be loaded.
     pub fn load_module(&self, ptx: &str) -> Result<Module, Error> {
-        self.make_current()?;
-        load_module(ptx)
+        Module::load_ptx_gpu(&self.context, ptx, &[])
     }
 
     /// Launches `function` on this device's stream and waits for it to finish.
@@ -195,38 +183,101 @@ impl Gpu {
     /// [`Error::KernelFailed`] when the kernel faults while running.
     pub unsafe fn launch(
         &self,
-        function: &Function<'_>,
+        function: &Function,
         config: LaunchConfig,
         args: &[*mut c_void],
     ) -> Result<(), Error> {
-        self.make_current()?;
         // SAFETY: forwarded from the caller.
-        unsafe { self.enqueue(function, config, args)? };
-        self.wait_for(function)
+        unsafe { self.enqueue(&self.stream, function, config, args, false)? };
+        self.wait_for(&self.stream, function)
     }
 
-    /// Queues one launch of `function` on the stream without waiting for it.
+    /// Queues one launch of `function` on `stream` without waiting for it.
     ///
     /// # Safety
-    /// As for [`Gpu::launch`]; the context is current.
-    unsafe fn enqueue(
+    /// As for [`Gpu::launch`]; the stream belongs to this device.
+    pub(crate) unsafe fn enqueue(
         &self,
-        function: &Function<'_>,
+        stream: &Stream,
+        function: &Function,
         config: LaunchConfig,
         args: &[*mut c_void],
+        cooperative: bool,
     ) -> Result<(), Error> {
-        // SAFETY: the caller guarantees the arguments match the kernel's parameters.
-        unsafe {
-            self.stream.launch(&function.inner, config.grid, config.block, config.shared_mem_bytes, args)
+        let raw = function.gpu_handle(&self.context)?;
+        let stream = stream.gpu_handle(&self.context)?;
+        function.check_argument_count(args)?;
+        if cooperative {
+            self.check_cooperative(function, config)?;
         }
-        .map_err(|source| Error::Launch { kernel: function.name.clone(), source })
+        self.context.make_current()?;
+        let shape = driver::RawLaunch {
+            grid: config.grid,
+            block: config.block,
+            shared_mem_bytes: config.shared_mem_bytes,
+        };
+        // SAFETY: the function and stream belong to this (current) context; the caller
+        // guarantees the arguments match the kernel's parameters.
+        unsafe { driver::launch(raw, stream, &shape, args, cooperative) }
+            .map_err(|source| Error::Launch { kernel: function.name().to_string(), source })
     }
 
-    /// Waits for the stream; a failure is reported as `function`'s.
-    fn wait_for(&self, function: &Function<'_>) -> Result<(), Error> {
-        self.stream
-            .synchronize()
-            .map_err(|source| Error::KernelFailed { kernel: function.name.clone(), source })
+    /// Checks that the device launches cooperatively and that the grid fits at once.
+    fn check_cooperative(&self, function: &Function, config: LaunchConfig) -> Result<(), Error> {
+        if !self.context.cooperative_launch {
+            return Err(Error::unsupported(format!("{} cannot launch kernels cooperatively", self.name())));
+        }
+        let block_threads = config.block_threads();
+        let max = self.max_cooperative_blocks(function, block_threads, config.shared_mem_bytes)?;
+        if config.blocks() > u64::from(max) {
+            return Err(Error::CooperativeGridTooLarge {
+                kernel: function.name().to_string(),
+                blocks: config.blocks(),
+                max,
+                block_threads,
+                dynamic_shared_bytes: config.shared_mem_bytes,
+            });
+        }
+        Ok(())
+    }
+
+    /// Blocks of `function` one multiprocessor holds at once (`0` for an impossible block).
+    pub(crate) fn max_active_blocks_per_multiprocessor(
+        &self,
+        function: &Function,
+        block_threads: u32,
+        dynamic_shared_bytes: u32,
+    ) -> Result<u32, Error> {
+        let raw = function.gpu_handle(&self.context)?;
+        if block_threads == 0 || block_threads > 1024 {
+            return Ok(0);
+        }
+        self.context.make_current()?;
+        // SAFETY: the function belongs to this context, which is current.
+        unsafe { driver::max_active_blocks(raw, block_threads, dynamic_shared_bytes) }
+            .map_err(Error::driver(format!("computing the occupancy of {}", function.name())))
+    }
+
+    /// Blocks of `function` the whole device holds at once: the largest cooperative grid.
+    pub(crate) fn max_cooperative_blocks(
+        &self,
+        function: &Function,
+        block_threads: u32,
+        dynamic_shared_bytes: u32,
+    ) -> Result<u32, Error> {
+        let per_sm =
+            self.max_active_blocks_per_multiprocessor(function, block_threads, dynamic_shared_bytes)?;
+        Ok(per_sm.saturating_mul(self.context.multiprocessors))
+    }
+
+    /// Waits for `stream`; a failure is reported as `function`'s.
+    fn wait_for(&self, stream: &Stream, function: &Function) -> Result<(), Error> {
+        stream.synchronize().map_err(|err| match err {
+            Error::Driver { source, .. } => {
+                Error::KernelFailed { kernel: function.name().to_string(), source }
+            }
+            other => other,
+        })
     }
 
     /// Launches `function` `repetitions` times back to back on this device's stream and
@@ -240,75 +291,26 @@ impl Gpu {
     /// As for [`Gpu::launch`], plus [`Error::Driver`] when an event cannot be made or read.
     pub unsafe fn launch_timed(
         &self,
-        function: &Function<'_>,
+        function: &Function,
         config: LaunchConfig,
         args: &[*mut c_void],
         repetitions: usize,
-    ) -> Result<Vec<std::time::Duration>, Error> {
-        use cust::event::{Event, EventFlags};
-        self.make_current()?;
-        let events = (0..=repetitions)
-            .map(|_| Event::new(EventFlags::DEFAULT))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(Error::driver("creating timing events"))?;
-        events[0].record(&self.stream).map_err(Error::driver("recording an event"))?;
-        for end in &events[1..] {
+    ) -> Result<Vec<Duration>, Error> {
+        let mut events = vec![self.stream.record()?];
+        for _ in 0..repetitions {
             // SAFETY: forwarded from the caller.
-            unsafe { self.enqueue(function, config, args)? };
-            end.record(&self.stream).map_err(Error::driver("recording an event"))?;
+            unsafe { self.enqueue(&self.stream, function, config, args, false)? };
+            events.push(self.stream.record()?);
         }
-        self.wait_for(function)?;
-        events
-            .windows(2)
-            .map(|pair| pair[1].elapsed(&pair[0]).map_err(Error::driver("reading an event")))
-            .collect()
+        self.wait_for(&self.stream, function)?;
+        events.windows(2).map(|pair| pair[1].elapsed_since(&pair[0])).collect()
     }
 
-    /// Sums each run of 32 consecutive elements (the last run may be shorter) with one warp
-    /// per run, on the GPU. Returns `input.len().div_ceil(32)` sums; an empty input gives
-    /// an empty result without touching the device. `u32` sums wrap on overflow.
+    /// Sums each run of 32 consecutive elements on the GPU: [`Device::warp_sums`].
     ///
     /// # Errors
-    /// [`Error::InputTooLarge`] past the largest 1-D grid; driver failures otherwise.
+    /// As for [`Device::warp_sums`].
     pub fn warp_sums<T: WarpSumElement>(&self, input: &[T]) -> Result<Vec<T>, Error> {
-        if input.is_empty() {
-            return Ok(Vec::new());
-        }
-        let max = MAX_GRID_X as usize * BLOCK_THREADS as usize;
-        if input.len() > max {
-            return Err(Error::InputTooLarge { operation: "warp_sums", len: input.len(), max });
-        }
-        self.make_current()?;
-        let bytes = std::mem::size_of_val(input);
-        let d_input = DeviceBuffer::from_slice(input)
-            .map_err(Error::driver(format!("copying {bytes} bytes to the device")))?;
-        let out_len = input.len().div_ceil(32);
-        // SAFETY: every element of the output is written by the kernel before it is read
-        // back (one lane 0 per warp, for every warp index below out_len).
-        let d_out = unsafe { DeviceBuffer::<T>::uninitialized(out_len) }
-            .map_err(Error::driver(format!("allocating {} bytes", out_len * std::mem::size_of::<T>())))?;
-
-        let function = self.kernels.function(T::KERNEL)?;
-        let grid = input.len().div_ceil(BLOCK_THREADS as usize) as u32;
-        let mut p_input = d_input.as_device_ptr();
-        let mut len = input.len() as u64;
-        let mut p_out = d_out.as_device_ptr();
-        let args = crate::kernel_args![p_input, len, p_out];
-        // SAFETY: the kernel's parameters are (*const T, u64, *mut T) (warpsafe-entry);
-        // `d_input` holds `len` elements and `d_out` holds `len.div_ceil(32)`; the block
-        // size is a multiple of 32 as the kernel requires.
-        unsafe { self.launch(&function, LaunchConfig::linear(grid, BLOCK_THREADS), &args)? };
-
-        let mut out = vec![input[0]; out_len];
-        d_out.copy_to(&mut out[..]).map_err(Error::driver("copying the sums back"))?;
-        Ok(out)
+        Device::from(self.clone()).warp_sums(input)
     }
-}
-
-fn load_module(ptx: &str) -> Result<Module, Error> {
-    if let Some(offset) = ptx.bytes().position(|b| b == 0) {
-        return Err(Error::PtxContainsNul { offset });
-    }
-    let inner = cust::module::Module::from_ptx(ptx, &[]).map_err(|source| Error::ModuleLoad { source })?;
-    Ok(Module { inner })
 }

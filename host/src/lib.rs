@@ -1,40 +1,71 @@
 //! # warpsafe-host
 //!
-//! The host side of warpsafe: it owns a CUDA context on the first GPU, loads warpsafe's
-//! embedded PTX (built from `warpsafe-entry` by `build.rs`, one file per architecture,
-//! the newest one the device can run chosen at start), and launches kernels through
-//! typed wrappers that check their inputs before the driver sees them.
+//! The host side of warpsafe: one launch API over two backends, a CUDA GPU and warpsafe's
+//! CPU emulator (`warpsafe::emu`), so the same host code and the same tests run on either.
+//!
+//! - [`Device`]: [`Device::auto`] takes the GPU when there is one and the emulator
+//!   otherwise; [`Device::gpu`] and [`Device::emulator`] pick explicitly.
+//! - [`Program`]: a kernel crate, as PTX per architecture (built by `warpsafe-build` in a
+//!   build script) and as host code (the statics `warpsafe::kernel!` declares on the host).
+//!   [`ptx::ENTRY`] holds warpsafe's own kernels.
+//! - [`Module`] ([`Device::load`]) and [`Function`] ([`Module::kernel`]): what to launch.
+//! - [`DeviceBuffer`]: device memory, 256-byte aligned and zeroed on both backends; on the
+//!   emulator it is host memory, and its [`DeviceBuffer::device_address`] is what the
+//!   emulated kernel's pointer parameter receives.
+//! - [`Stream`] and [`Event`]: enqueued launches and timing (on the emulator launches are
+//!   synchronous and events are wall-clock).
+//! - [`Device::launch_cooperative_on`], [`Device::max_cooperative_blocks`]: grids whose
+//!   blocks are all resident at once (`cuLaunchCooperativeKernel` on the GPU).
+//!
+//! On the GPU the driver runs the kernels; on the emulator they run on the calling thread
+//! under a seeded scheduler, and every warp-rule violation (a collective whose mask
+//! excludes the caller, lanes that never arrive, a block barrier some thread misses, an
+//! out-of-bounds shared access) ends the launch with [`Error::Emulator`], whose message
+//! names the kernel, block, warp, lanes, masks and seed.
 //!
 //! Every failure is an [`Error`] with a message; nothing here panics on bad input.
 //!
-//! ```no_run
-//! let gpu = warpsafe_host::Gpu::new()?;
-//! let sums = gpu.warp_sums(&[1u32; 64])?;
-//! assert_eq!(sums, vec![32, 32]);
-//! # Ok::<(), warpsafe_host::Error>(())
+//! ```
+//! # fn main() -> Result<(), warpsafe_host::Error> {
+//! use warpsafe_host::{kernel_args, ptx, Device, LaunchConfig};
+//!
+//! let device = Device::auto()?;
+//! // warpsafe's own warp-sum kernel, launched by hand (Device::warp_sums does this).
+//! let module = device.load(&ptx::ENTRY)?;
+//! let function = module.function_by_name("warpsafe_warp_sum_u32")?;
+//! let input = device.upload(&(0..64u32).collect::<Vec<_>>())?;
+//! let sums = device.alloc_zeroed::<u32>(2)?;
+//! let (mut p_input, mut len, mut p_sums) = (input.device_address(), 64u64, sums.device_address());
+//! let args = kernel_args![p_input, len, p_sums];
+//! // SAFETY: the kernel takes (*const u32, u64, *mut u32) with `len` inputs and
+//! // len / 32 outputs, in blocks of a multiple of 32 threads.
+//! unsafe { device.launch(&function, LaunchConfig::linear(1, 64), &args)? };
+//! assert_eq!(sums.download()?, vec![(0..32).sum(), (32..64).sum()]);
+//! # Ok(())
+//! # }
 //! ```
 
+mod buffer;
+mod device;
+mod driver;
+mod emulator;
 mod error;
 mod gpu;
+mod launch;
+mod program;
 pub mod ptx;
 pub mod reduce;
+mod stream;
+mod warp_sum;
 
+use warpsafe::emu;
+use warpsafe_entry::kernels as entry_kernels;
+
+pub use buffer::{DeviceBuffer, ALLOCATION_ALIGNMENT};
+pub use device::{Backend, Device};
 pub use error::Error;
-pub use gpu::{Function, Gpu, LaunchConfig, Module, WarpSumElement};
-
-/// The argument array for [`Gpu::launch`]: one `*mut c_void` per kernel parameter, each
-/// pointing at a local variable that holds the value (a `DevicePointer`, a `u64`, an
-/// `f32`, ...). The variables must be mutable places and outlive the launch.
-///
-/// ```
-/// let mut len = 3u64;
-/// let mut factor = 0.5f32;
-/// let args = warpsafe_host::kernel_args![len, factor];
-/// assert_eq!(args.len(), 2);
-/// ```
-#[macro_export]
-macro_rules! kernel_args {
-    ($($arg:ident),* $(,)?) => {
-        [$(&mut $arg as *mut _ as *mut ::core::ffi::c_void),*]
-    };
-}
+pub use gpu::Gpu;
+pub use launch::LaunchConfig;
+pub use program::{Function, Module, Program};
+pub use stream::{Event, Stream};
+pub use warp_sum::WarpSumElement;

@@ -294,7 +294,7 @@ fn wrap_dec(mut v: u32, n: usize) -> u32 {
 /// counters and the values each thread's returning atomic gave back.
 fn run_counters<T: DeviceCopy + Default>(
     gpu: &Gpu,
-    function: &Function<'_>,
+    function: &Function,
     (grid, block): (u32, u32),
     vals: &[T],
     init: &[T],

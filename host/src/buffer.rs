@@ -1,0 +1,229 @@
+//! Device memory: [`DeviceBuffer`].
+//!
+//! On the GPU a buffer is a `cuMemAlloc` allocation (256-byte aligned); on the emulator it
+//! is a host allocation with the same alignment, since emulated kernels read and write
+//! host memory through the addresses they are given. Either way a new buffer is zeroed and
+//! [`DeviceBuffer::device_address`] is what a `*const T` / `*mut T` kernel parameter
+//! receives.
+
+use std::alloc::Layout;
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use bytemuck::Pod;
+use cust::sys as cuda;
+
+use crate::driver::check;
+use crate::gpu::GpuContext;
+use crate::Error;
+
+/// The alignment of every allocation: what `cudaMalloc` guarantees, so that code moving
+/// between backends sees the same alignment (and vector loads of any width are aligned
+/// at the start of a buffer).
+pub const ALLOCATION_ALIGNMENT: usize = 256;
+
+/// `len` elements of `T` in device memory: [`crate::Device::alloc_zeroed`],
+/// [`crate::Device::upload`].
+///
+/// ```
+/// # fn main() -> Result<(), warpsafe_host::Error> {
+/// let device = warpsafe_host::Device::emulator();
+/// let mut buffer = device.upload(&[1u32, 2, 3])?;
+/// assert_eq!(buffer.len(), 3);
+/// assert_eq!(buffer.device_address() % 256, 0);
+/// buffer.copy_from_host(&[4, 5, 6])?;
+/// assert_eq!(buffer.download()?, vec![4, 5, 6]);
+/// # Ok(())
+/// # }
+/// ```
+pub struct DeviceBuffer<T> {
+    len: usize,
+    storage: Storage,
+    element: PhantomData<T>,
+}
+
+enum Storage {
+    /// Nothing allocated: an empty buffer, address 0.
+    Empty,
+    // Field order is drop order; `Drop for DeviceBuffer` frees the memory first anyway.
+    Gpu {
+        address: cuda::CUdeviceptr,
+        bytes: usize,
+        context: Arc<GpuContext>,
+    },
+    Host {
+        base: NonNull<u8>,
+        layout: Layout,
+    },
+}
+
+// SAFETY: the buffer owns its allocation; shared references only read it (download) or
+// give out its address (device_address), whose use in a launch is the launcher's `unsafe`
+// promise. GPU allocations are usable from any thread of the process.
+unsafe impl<T: Send> Send for DeviceBuffer<T> {}
+// SAFETY: as above.
+unsafe impl<T: Sync> Sync for DeviceBuffer<T> {}
+
+impl<T> std::fmt::Debug for DeviceBuffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let backend = match self.storage {
+            Storage::Empty => "empty",
+            Storage::Gpu { .. } => "GPU",
+            Storage::Host { .. } => "emulator",
+        };
+        write!(f, "DeviceBuffer<{}>({backend}, {} elements)", std::any::type_name::<T>(), self.len)
+    }
+}
+
+/// `len * size_of::<T>()`, or the typed error for a length no allocation can hold.
+fn byte_size<T>(len: usize, operation: &'static str) -> Result<usize, Error> {
+    let size = std::mem::size_of::<T>().max(1);
+    let max = isize::MAX as usize / size;
+    if len > max {
+        return Err(Error::InputTooLarge { operation, len, max });
+    }
+    Ok(len * std::mem::size_of::<T>())
+}
+
+impl<T: Pod> DeviceBuffer<T> {
+    /// `len` zeroed elements on the GPU of `context`.
+    pub(crate) fn gpu_zeroed(context: &Arc<GpuContext>, len: usize) -> Result<Self, Error> {
+        let bytes = byte_size::<T>(len, "alloc_zeroed")?;
+        if bytes == 0 {
+            return Ok(DeviceBuffer { len, storage: Storage::Empty, element: PhantomData });
+        }
+        context.make_current()?;
+        let mut address = 0;
+        // SAFETY: `address` is a valid out-pointer; the context is current.
+        check(unsafe { cuda::cuMemAlloc_v2(&mut address, bytes) })
+            .map_err(|source| Error::Alloc { bytes, source: Some(source) })?;
+        // From here on, dropping the buffer frees the allocation.
+        let buffer = DeviceBuffer {
+            len,
+            storage: Storage::Gpu { address, bytes, context: Arc::clone(context) },
+            element: PhantomData,
+        };
+        // SAFETY: the `bytes` bytes at `address` were just allocated in this context.
+        check(unsafe { cuda::cuMemsetD8_v2(address, 0, bytes) })
+            .map_err(Error::driver(format!("zeroing {bytes} bytes")))?;
+        Ok(buffer)
+    }
+
+    /// `len` zeroed elements of host memory for the emulator.
+    pub(crate) fn host_zeroed(len: usize) -> Result<Self, Error> {
+        let bytes = byte_size::<T>(len, "alloc_zeroed")?;
+        if bytes == 0 {
+            return Ok(DeviceBuffer { len, storage: Storage::Empty, element: PhantomData });
+        }
+        let align = ALLOCATION_ALIGNMENT.max(std::mem::align_of::<T>());
+        let layout =
+            Layout::from_size_align(bytes, align).map_err(|_| Error::Alloc { bytes, source: None })?;
+        // SAFETY: the layout has a non-zero size.
+        let base = NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) })
+            .ok_or(Error::Alloc { bytes, source: None })?;
+        Ok(DeviceBuffer { len, storage: Storage::Host { base, layout }, element: PhantomData })
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the buffer has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The address a `*const T` / `*mut T` kernel parameter receives: a GPU virtual
+    /// address, or on the emulator the host address of the allocation. `0` for a buffer
+    /// with no bytes. Pass it by value in the argument array ([`crate::kernel_args!`]).
+    pub fn device_address(&self) -> u64 {
+        match &self.storage {
+            Storage::Empty => 0,
+            Storage::Gpu { address, .. } => *address,
+            Storage::Host { base, .. } => base.as_ptr() as u64,
+        }
+    }
+
+    /// Copies the buffer to a new host vector.
+    ///
+    /// On the GPU the copy waits for the legacy default stream only: after
+    /// [`crate::Device::launch_on`], synchronize the stream first.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] when the copy fails (on the GPU also when an earlier kernel
+    /// faulted).
+    pub fn download(&self) -> Result<Vec<T>, Error> {
+        let mut out = vec![T::zeroed(); self.len];
+        let dst: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
+        match &self.storage {
+            Storage::Empty => {}
+            Storage::Gpu { address, bytes, context } => {
+                context.make_current()?;
+                // SAFETY: `dst` has `bytes` writable bytes; `address` holds `bytes` bytes.
+                check(unsafe { cuda::cuMemcpyDtoH_v2(dst.as_mut_ptr().cast(), *address, *bytes) })
+                    .map_err(Error::driver(format!("copying {bytes} bytes from the device")))?;
+            }
+            Storage::Host { base, layout } => {
+                // SAFETY: the allocation holds `layout.size()` initialised bytes (zeroed at
+                // allocation, written since only as `T`s, which are Pod), as many as `dst`.
+                dst.copy_from_slice(unsafe { std::slice::from_raw_parts(base.as_ptr(), layout.size()) });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Overwrites the whole buffer with `data`.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] unless `data.len() == self.len()`; [`Error::Driver`] when
+    /// the copy fails.
+    pub fn copy_from_host(&mut self, data: &[T]) -> Result<(), Error> {
+        if data.len() != self.len {
+            return Err(Error::LengthMismatch {
+                operation: "copy_from_host",
+                buffer: self.len,
+                host: data.len(),
+            });
+        }
+        let src: &[u8] = bytemuck::cast_slice(data);
+        match &self.storage {
+            Storage::Empty => {}
+            Storage::Gpu { address, bytes, context } => {
+                context.make_current()?;
+                // SAFETY: `src` has `bytes` readable bytes; `address` holds `bytes` bytes.
+                check(unsafe { cuda::cuMemcpyHtoD_v2(*address, src.as_ptr().cast(), *bytes) })
+                    .map_err(Error::driver(format!("copying {bytes} bytes to the device")))?;
+            }
+            Storage::Host { base, layout } => {
+                // SAFETY: the allocation holds `layout.size()` == `src.len()` bytes, and
+                // `&mut self` excludes every other access from the host.
+                unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), base.as_ptr(), layout.size()) };
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<T> Drop for DeviceBuffer<T> {
+    fn drop(&mut self) {
+        match &self.storage {
+            Storage::Empty => {}
+            Storage::Gpu { address, context, .. } => {
+                // A failure here (the context is already broken by a faulted kernel) leaves
+                // nothing to free and no one to tell: ignore it, as the driver's own
+                // wrappers do.
+                if context.make_current().is_ok() {
+                    // SAFETY: `address` came from cuMemAlloc in this context and is freed
+                    // only here.
+                    let _ = unsafe { cuda::cuMemFree_v2(*address) };
+                }
+            }
+            Storage::Host { base, layout } => {
+                // SAFETY: allocated with this layout in `host_zeroed`, freed only here.
+                unsafe { std::alloc::dealloc(base.as_ptr(), *layout) };
+            }
+        }
+    }
+}

@@ -1,0 +1,372 @@
+//! [`Device`]: one launch API over both backends, a CUDA GPU and the CPU emulator.
+
+use std::ffi::c_void;
+
+use bytemuck::Pod;
+
+use crate::emulator::{self, Emulator};
+use crate::stream::Stream;
+use crate::{emu, ptx, DeviceBuffer, Error, Function, Gpu, LaunchConfig, Module, Program};
+
+/// Which machine a [`Device`] runs kernels on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// A CUDA GPU, through the driver API.
+    Gpu,
+    /// warpsafe's CPU emulator (`warpsafe::emu`): the kernels' Rust code run on the host,
+    /// with every warp rule checked.
+    Emulator,
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Backend::Gpu => "GPU",
+            Backend::Emulator => "CPU emulator",
+        })
+    }
+}
+
+/// A device that runs warpsafe kernels: a CUDA GPU or the CPU emulator, behind one API,
+/// so the same host code and tests run on either. A cheap handle: clones share the GPU
+/// context.
+///
+/// Kernels are reached through a [`Module`] ([`Device::load`] of a [`Program`]) and
+/// launched with [`Device::launch`] (waits) or [`Device::launch_on`] (enqueues on a
+/// [`Stream`]). Memory is a [`DeviceBuffer`]: on the emulator, host memory whose address
+/// the emulated kernels receive.
+///
+/// ```
+/// # fn main() -> Result<(), warpsafe_host::Error> {
+/// use warpsafe_host::{Backend, Device};
+/// // The GPU when there is one, else the emulator.
+/// let device = Device::auto()?;
+/// println!("running on {} ({})", device.name(), device.backend());
+/// let sums = device.warp_sums(&[1u32; 40])?;
+/// assert_eq!(sums, vec![32, 8]);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Device {
+    inner: Inner,
+}
+
+#[derive(Clone)]
+enum Inner {
+    Gpu(Gpu),
+    Emulator(Emulator),
+}
+
+impl std::fmt::Debug for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.inner {
+            Inner::Gpu(gpu) => write!(f, "Device({gpu:?})"),
+            Inner::Emulator(emulator) => write!(f, "Device(emulator, {:?})", emulator.options()),
+        }
+    }
+}
+
+impl From<Gpu> for Device {
+    fn from(gpu: Gpu) -> Device {
+        Device { inner: Inner::Gpu(gpu) }
+    }
+}
+
+impl Device {
+    /// The first CUDA GPU ([`Gpu::new`]).
+    ///
+    /// # Errors
+    /// [`Error::NoDevice`] without a GPU; see [`Gpu::new`] for the others.
+    pub fn gpu() -> Result<Device, Error> {
+        Gpu::new().map(Device::from)
+    }
+
+    /// The CPU emulator with default options (`warpsafe::emu::Options::default()`, whose
+    /// seed comes from `$WARPSAFE_EMU_SEED` when set).
+    pub fn emulator() -> Device {
+        Device::emulator_with(emu::Options::default())
+    }
+
+    /// The CPU emulator with `options` (seed, resident blocks, race checking).
+    pub fn emulator_with(options: emu::Options) -> Device {
+        Device { inner: Inner::Emulator(Emulator::new(options)) }
+    }
+
+    /// The GPU when one is present, else the emulator.
+    ///
+    /// # Errors
+    /// A GPU that is present but cannot be used (a driver failure, a device older than
+    /// sm_70) is an error, not a reason to fall back silently.
+    pub fn auto() -> Result<Device, Error> {
+        match Device::gpu() {
+            Err(Error::NoDevice { .. }) => Ok(Device::emulator()),
+            other => other,
+        }
+    }
+
+    /// Which backend this is.
+    pub fn backend(&self) -> Backend {
+        match self.inner {
+            Inner::Gpu(_) => Backend::Gpu,
+            Inner::Emulator(_) => Backend::Emulator,
+        }
+    }
+
+    /// The device's name: the GPU's (e.g. "NVIDIA H100 80GB HBM3"), or "warpsafe CPU
+    /// emulator" with its seed.
+    pub fn name(&self) -> String {
+        match &self.inner {
+            Inner::Gpu(gpu) => gpu.name().to_string(),
+            Inner::Emulator(emulator) => format!("warpsafe CPU emulator (seed {})", emulator.options().seed),
+        }
+    }
+
+    /// The GPU backend, for what only a GPU has (compute capability, PTX architecture,
+    /// timed launches); `None` on the emulator.
+    pub fn as_gpu(&self) -> Option<&Gpu> {
+        match &self.inner {
+            Inner::Gpu(gpu) => Some(gpu),
+            Inner::Emulator(_) => None,
+        }
+    }
+
+    /// The emulator's options; `None` on a GPU.
+    pub fn emulator_options(&self) -> Option<&emu::Options> {
+        match &self.inner {
+            Inner::Gpu(_) => None,
+            Inner::Emulator(emulator) => Some(emulator.options()),
+        }
+    }
+
+    /// Streaming multiprocessors: the GPU's, or the emulator's fixed small number (4), so
+    /// grids sized from it stay cheap to emulate.
+    pub fn multiprocessor_count(&self) -> u32 {
+        match &self.inner {
+            Inner::Gpu(gpu) => gpu.context().multiprocessors(),
+            Inner::Emulator(_) => emulator::MULTIPROCESSORS,
+        }
+    }
+
+    /// Whether [`Device::launch_cooperative_on`] works here (every sm_70+ GPU under a
+    /// driver that allows it, and the emulator).
+    pub fn supports_cooperative_launch(&self) -> bool {
+        match &self.inner {
+            Inner::Gpu(gpu) => gpu.context().supports_cooperative_launch(),
+            Inner::Emulator(_) => true,
+        }
+    }
+
+    /// `len` zeroed elements of device memory.
+    ///
+    /// # Errors
+    /// [`Error::Alloc`] when the memory cannot be had, [`Error::InputTooLarge`] for a
+    /// length whose byte size overflows.
+    pub fn alloc_zeroed<T: Pod>(&self, len: usize) -> Result<DeviceBuffer<T>, Error> {
+        match &self.inner {
+            Inner::Gpu(gpu) => DeviceBuffer::gpu_zeroed(gpu.context(), len),
+            Inner::Emulator(_) => DeviceBuffer::host_zeroed(len),
+        }
+    }
+
+    /// A device buffer holding a copy of `data`.
+    ///
+    /// # Errors
+    /// As for [`Device::alloc_zeroed`], plus [`Error::Driver`] when the copy fails.
+    pub fn upload<T: Pod>(&self, data: &[T]) -> Result<DeviceBuffer<T>, Error> {
+        let mut buffer = self.alloc_zeroed(data.len())?;
+        buffer.copy_from_host(data)?;
+        Ok(buffer)
+    }
+
+    /// Loads `program` on this device: on a GPU its PTX for the newest architecture the
+    /// GPU runs; on the emulator nothing needs loading (the kernels are host code).
+    ///
+    /// # Errors
+    /// [`Error::UnsupportedDevice`] when the program has no PTX the GPU can run,
+    /// [`Error::ModuleLoad`] when the driver rejects it.
+    pub fn load(&self, program: &Program) -> Result<Module, Error> {
+        match &self.inner {
+            Inner::Gpu(gpu) => Module::load_program_gpu(gpu.context(), program),
+            Inner::Emulator(_) => Ok(Module::emulator(*program)),
+        }
+    }
+
+    /// Loads PTX text (GPU only: the emulator runs a kernel's Rust code, not its PTX; load
+    /// a [`Program`] instead).
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] on the emulator; as for [`Gpu::load_module`] on a GPU.
+    pub fn load_ptx(&self, ptx: &str) -> Result<Module, Error> {
+        match &self.inner {
+            Inner::Gpu(gpu) => gpu.load_module(ptx),
+            Inner::Emulator(_) => Err(Error::unsupported(
+                "loading PTX text on the emulator (it runs the kernels' Rust code: load a Program)",
+            )),
+        }
+    }
+
+    /// warpsafe's own kernels ([`ptx::ENTRY`]) on this device.
+    pub(crate) fn entry_module(&self) -> Module {
+        match &self.inner {
+            Inner::Gpu(gpu) => gpu.entry_module().clone(),
+            Inner::Emulator(_) => Module::emulator(ptx::ENTRY),
+        }
+    }
+
+    /// A new stream of this device.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] when the GPU cannot make one.
+    pub fn stream(&self) -> Result<Stream, Error> {
+        match &self.inner {
+            Inner::Gpu(gpu) => Stream::gpu(gpu.context()),
+            Inner::Emulator(_) => Ok(Stream::emulator()),
+        }
+    }
+
+    /// Launches `function` and waits for it to finish.
+    ///
+    /// # Safety
+    /// `args` has one pointer per kernel parameter, in order, each pointing to a value of
+    /// exactly the parameter's type; every device address among those values is a buffer
+    /// of this device, valid for everything the kernel reads and writes through it; the
+    /// configuration meets the kernel's documented requirements (block shape, shared
+    /// memory).
+    ///
+    /// # Errors
+    /// [`Error::ArgumentCount`] when `args` does not match the kernel's parameter count;
+    /// on a GPU [`Error::Launch`] when the driver refuses the launch and
+    /// [`Error::KernelFailed`] when the kernel faults; on the emulator [`Error::Emulator`]
+    /// for an invalid launch or any warp-rule violation, deadlock or trap it detects;
+    /// [`Error::Unsupported`] for a function of another device or backend.
+    pub unsafe fn launch(
+        &self,
+        function: &Function,
+        config: LaunchConfig,
+        args: &[*mut c_void],
+    ) -> Result<(), Error> {
+        match &self.inner {
+            // SAFETY: forwarded from the caller.
+            Inner::Gpu(gpu) => unsafe { gpu.launch(function, config, args) },
+            // SAFETY: forwarded from the caller.
+            Inner::Emulator(emulator) => unsafe { emulator.launch(function, config, args, false) },
+        }
+    }
+
+    /// Enqueues `function` on `stream` and returns; on the emulator the launch runs to
+    /// completion before this returns.
+    ///
+    /// # Safety
+    /// As for [`Device::launch`], and the buffers stay alive until the stream has finished
+    /// the launch.
+    ///
+    /// # Errors
+    /// As for [`Device::launch`], except that on a GPU a fault while running surfaces at
+    /// the next synchronisation ([`Stream::synchronize`]) instead.
+    pub unsafe fn launch_on(
+        &self,
+        stream: &Stream,
+        function: &Function,
+        config: LaunchConfig,
+        args: &[*mut c_void],
+    ) -> Result<(), Error> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.enqueue(stream, function, config, args, false) }
+    }
+
+    /// Enqueues a cooperative launch of `function` on `stream`: every block of the grid is
+    /// resident at once, so the blocks may wait for each other (a grid-wide barrier). On
+    /// a GPU this is `cuLaunchCooperativeKernel`.
+    ///
+    /// # Safety
+    /// As for [`Device::launch_on`].
+    ///
+    /// # Errors
+    /// [`Error::CooperativeGridTooLarge`] when the grid has more blocks than
+    /// [`Device::max_cooperative_blocks`]; [`Error::Unsupported`] on a GPU without
+    /// cooperative launch; otherwise as for [`Device::launch_on`].
+    pub unsafe fn launch_cooperative_on(
+        &self,
+        stream: &Stream,
+        function: &Function,
+        config: LaunchConfig,
+        args: &[*mut c_void],
+    ) -> Result<(), Error> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.enqueue(stream, function, config, args, true) }
+    }
+
+    /// # Safety
+    /// As for [`Device::launch_on`].
+    unsafe fn enqueue(
+        &self,
+        stream: &Stream,
+        function: &Function,
+        config: LaunchConfig,
+        args: &[*mut c_void],
+        cooperative: bool,
+    ) -> Result<(), Error> {
+        match &self.inner {
+            // SAFETY: forwarded from the caller.
+            Inner::Gpu(gpu) => unsafe { gpu.enqueue(stream, function, config, args, cooperative) },
+            Inner::Emulator(emulator) => {
+                if !stream.is_emulator() {
+                    return Err(Error::unsupported("a GPU stream used with the emulator"));
+                }
+                // SAFETY: forwarded from the caller.
+                unsafe { emulator.launch(function, config, args, cooperative) }
+            }
+        }
+    }
+
+    /// The largest grid of `function` a cooperative launch accepts with blocks of
+    /// `block_threads` threads and `dynamic_shared_bytes` of dynamic shared memory:
+    /// [`Device::max_active_blocks_per_multiprocessor`] times the multiprocessor count (on
+    /// the emulator, at most its `max_resident_blocks`).
+    ///
+    /// # Errors
+    /// As for [`Device::max_active_blocks_per_multiprocessor`].
+    pub fn max_cooperative_blocks(
+        &self,
+        function: &Function,
+        block_threads: u32,
+        dynamic_shared_bytes: u32,
+    ) -> Result<u32, Error> {
+        match &self.inner {
+            Inner::Gpu(gpu) => gpu.max_cooperative_blocks(function, block_threads, dynamic_shared_bytes),
+            Inner::Emulator(emulator) => {
+                function.emulator_kernel()?;
+                Ok(emulator.max_cooperative_blocks(block_threads, dynamic_shared_bytes))
+            }
+        }
+    }
+
+    /// How many blocks of `function` (with `block_threads` threads and
+    /// `dynamic_shared_bytes` of dynamic shared memory) one multiprocessor holds at once:
+    /// on a GPU `cuOccupancyMaxActiveBlocksPerMultiprocessor` (registers, shared memory,
+    /// threads and blocks per SM all count); on the emulator the same limits of a fixed
+    /// sm_90-like multiprocessor (2048 threads, 32 blocks, 228 KiB of shared memory), and
+    /// the emulator's `max_resident_blocks` shared among its 4 multiprocessors. `0` when
+    /// such a block cannot run at all (more than 1024 threads, too much shared memory).
+    ///
+    /// # Errors
+    /// [`Error::Driver`] when the driver cannot answer; [`Error::Unsupported`] for a
+    /// function of another device or backend.
+    pub fn max_active_blocks_per_multiprocessor(
+        &self,
+        function: &Function,
+        block_threads: u32,
+        dynamic_shared_bytes: u32,
+    ) -> Result<u32, Error> {
+        match &self.inner {
+            Inner::Gpu(gpu) => {
+                gpu.max_active_blocks_per_multiprocessor(function, block_threads, dynamic_shared_bytes)
+            }
+            Inner::Emulator(emulator) => {
+                function.emulator_kernel()?;
+                Ok(emulator.max_active_blocks_per_multiprocessor(block_threads, dynamic_shared_bytes))
+            }
+        }
+    }
+}

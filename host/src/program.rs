@@ -1,0 +1,299 @@
+//! Programs (a kernel crate, as PTX per architecture and as host code), modules (a
+//! program loaded on a device) and functions (one kernel of a module, ready to launch).
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use cust::sys as cuda;
+
+use crate::emu;
+use crate::gpu::GpuContext;
+use crate::Error;
+
+/// A kernel crate in both of the forms a device can run: its PTX for each architecture it
+/// was built for (by `warpsafe-build` in a build script), and optionally its kernels as
+/// host code (the `static`s `warpsafe::kernel!` declares on the host), which the emulator
+/// runs. [`crate::ptx::ENTRY`] is warpsafe's own.
+///
+/// ```ignore
+/// // In a host crate whose build script built `my-kernels` for sm_70 and sm_90:
+/// static MY_KERNELS: warpsafe_host::Program = warpsafe_host::Program::new(
+///     "my-kernels",
+///     &[(70, include_str!(concat!(env!("OUT_DIR"), "/my_kernels.sm_70.ptx"))),
+///       (90, include_str!(concat!(env!("OUT_DIR"), "/my_kernels.sm_90.ptx")))],
+/// )
+/// .with_kernels(&[&my_kernels::scale, &my_kernels::total]);
+/// ```
+#[derive(Clone, Copy)]
+pub struct Program {
+    name: &'static str,
+    ptx: &'static [(u32, &'static str)],
+    kernels: &'static [&'static emu::Kernel],
+}
+
+impl std::fmt::Debug for Program {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Program")
+            .field("name", &self.name)
+            .field("archs", &self.ptx.iter().map(|(sm, _)| sm).collect::<Vec<_>>())
+            .field("kernels", &self.kernels.iter().map(|k| k.name()).collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl Program {
+    /// A program named `name` (for messages) with `(sm, PTX text)` for each architecture,
+    /// oldest first. It has no host kernels: on the emulator, reach its kernels with
+    /// [`Module::kernel`], or list them with [`Program::with_kernels`] for
+    /// [`Module::function_by_name`].
+    pub const fn new(name: &'static str, ptx: &'static [(u32, &'static str)]) -> Program {
+        Program { name, ptx, kernels: &[] }
+    }
+
+    /// The same program, with its kernels' host forms listed so that the emulator can find
+    /// them by name.
+    pub const fn with_kernels(self, kernels: &'static [&'static emu::Kernel]) -> Program {
+        Program { kernels, ..self }
+    }
+
+    /// The name given to [`Program::new`].
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// `(sm, PTX text)` for every architecture, oldest first.
+    pub fn ptx(&self) -> &'static [(u32, &'static str)] {
+        self.ptx
+    }
+
+    /// The kernels listed with [`Program::with_kernels`].
+    pub fn kernels(&self) -> &'static [&'static emu::Kernel] {
+        self.kernels
+    }
+
+    /// The PTX that a device of compute capability `major.minor` runs: the newest whose
+    /// `sm` is at most the device's (PTX is forward compatible: the driver compiles it for
+    /// newer GPUs), or `None` when the device is older than every architecture.
+    pub fn ptx_for(&self, major: u32, minor: u32) -> Option<(u32, &'static str)> {
+        let sm = major * 10 + minor;
+        self.ptx.iter().rev().find(|(arch, _)| *arch <= sm).copied()
+    }
+
+    /// The same program with only its `sm_<sm>` PTX, to run an older architecture's code
+    /// (say the sm_70 fallbacks) on a newer GPU; `None` when it was not built for `sm`.
+    pub fn for_arch(&self, sm: u32) -> Option<Program> {
+        let at = self.ptx.iter().position(|(arch, _)| *arch == sm)?;
+        Some(Program { ptx: &self.ptx[at..=at], ..*self })
+    }
+}
+
+/// A PTX module loaded into a GPU context.
+pub(crate) struct GpuModule {
+    // Field order is drop order: the module is unloaded before the context goes.
+    module: cust::module::Module,
+    /// The program's listed kernels, whose parameter counts name lookups use.
+    kernels: &'static [&'static emu::Kernel],
+    context: Arc<GpuContext>,
+}
+
+/// A [`Program`] loaded on a device: [`crate::Device::load`]. A cheap handle; the
+/// functions taken from it keep it loaded.
+#[derive(Clone)]
+pub struct Module {
+    inner: ModuleInner,
+}
+
+#[derive(Clone)]
+enum ModuleInner {
+    Gpu(Arc<GpuModule>),
+    Emulator(Program),
+}
+
+impl std::fmt::Debug for Module {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.inner {
+            ModuleInner::Gpu(module) => write!(f, "Module(GPU {})", module.context.name()),
+            ModuleInner::Emulator(program) => write!(f, "Module(emulator, {})", program.name),
+        }
+    }
+}
+
+impl Module {
+    /// Loads PTX text into `context`; `kernels` are the host forms of its kernels, if known.
+    pub(crate) fn load_ptx_gpu(
+        context: &Arc<GpuContext>,
+        ptx: &str,
+        kernels: &'static [&'static emu::Kernel],
+    ) -> Result<Module, Error> {
+        if let Some(offset) = ptx.bytes().position(|b| b == 0) {
+            return Err(Error::PtxContainsNul { offset });
+        }
+        context.make_current()?;
+        let module =
+            cust::module::Module::from_ptx(ptx, &[]).map_err(|source| Error::ModuleLoad { source })?;
+        let module = GpuModule { module, kernels, context: Arc::clone(context) };
+        Ok(Module { inner: ModuleInner::Gpu(Arc::new(module)) })
+    }
+
+    /// Loads the PTX of `program` that the device of `context` runs.
+    pub(crate) fn load_program_gpu(context: &Arc<GpuContext>, program: &Program) -> Result<Module, Error> {
+        let (major, minor) = context.compute_capability();
+        let (_, ptx) = program.ptx_for(major, minor).ok_or_else(|| Error::UnsupportedDevice {
+            name: context.name().to_string(),
+            major,
+            minor,
+        })?;
+        Module::load_ptx_gpu(context, ptx, program.kernels)
+    }
+
+    /// `program` on the emulator: nothing to load, its kernels are host code.
+    pub(crate) fn emulator(program: Program) -> Module {
+        Module { inner: ModuleInner::Emulator(program) }
+    }
+
+    /// The kernel `kernel` (the `static` that `warpsafe::kernel!` declares on the host):
+    /// on the GPU the module's entry of the same name, on the emulator the host code
+    /// itself. Launches check the argument count against its parameter count.
+    ///
+    /// # Errors
+    /// [`Error::KernelNotFound`] when the GPU module has no such entry (the PTX came from
+    /// another crate).
+    pub fn kernel(&self, kernel: &'static emu::Kernel) -> Result<Function, Error> {
+        match &self.inner {
+            ModuleInner::Gpu(module) => {
+                let mut function = Module::gpu_function(module, kernel.name())?;
+                function.params = Some(kernel.param_count());
+                Ok(function)
+            }
+            ModuleInner::Emulator(_) => Ok(Function {
+                name: Cow::Borrowed(kernel.name()),
+                params: Some(kernel.param_count()),
+                inner: FunctionInner::Emulator(kernel),
+            }),
+        }
+    }
+
+    /// The kernel named `name`: on the GPU looked up in the PTX, on the emulator among the
+    /// program's [`Program::with_kernels`] list. Launches check the argument count when
+    /// the kernel is in that list; on a GPU module loaded from bare PTX text they cannot
+    /// (PTX lookup gives no parameter list), so prefer [`Module::kernel`].
+    ///
+    /// # Errors
+    /// [`Error::KernelNotFound`] when there is no such kernel.
+    pub fn function_by_name(&self, name: &str) -> Result<Function, Error> {
+        match &self.inner {
+            ModuleInner::Gpu(module) => {
+                let mut function = Module::gpu_function(module, name)?;
+                function.params = module.kernels.iter().find(|k| k.name() == name).map(|k| k.param_count());
+                Ok(function)
+            }
+            ModuleInner::Emulator(program) => {
+                let kernel = program
+                    .kernels
+                    .iter()
+                    .find(|k| k.name() == name)
+                    .ok_or_else(|| Error::KernelNotFound { name: name.to_string(), source: None })?;
+                self.kernel(kernel)
+            }
+        }
+    }
+
+    /// The same as [`Module::function_by_name`] (the name this method had before the
+    /// emulator backend existed).
+    ///
+    /// # Errors
+    /// As for [`Module::function_by_name`].
+    pub fn function(&self, name: &str) -> Result<Function, Error> {
+        self.function_by_name(name)
+    }
+
+    fn gpu_function(module: &Arc<GpuModule>, name: &str) -> Result<Function, Error> {
+        module.context.make_current()?;
+        let function = module
+            .module
+            .get_function(name)
+            .map_err(|source| Error::KernelNotFound { name: name.to_string(), source: Some(source) })?;
+        Ok(Function {
+            name: Cow::Owned(name.to_string()),
+            params: None,
+            inner: FunctionInner::Gpu { raw: function.to_raw(), module: Arc::clone(module) },
+        })
+    }
+}
+
+/// One kernel of a [`Module`], ready to launch with [`crate::Device::launch`]. A cheap
+/// handle that keeps its module loaded.
+#[derive(Clone)]
+pub struct Function {
+    name: Cow<'static, str>,
+    params: Option<usize>,
+    inner: FunctionInner,
+}
+
+#[derive(Clone)]
+enum FunctionInner {
+    Gpu { raw: cuda::CUfunction, module: Arc<GpuModule> },
+    Emulator(&'static emu::Kernel),
+}
+
+// SAFETY: a CUfunction is a driver handle, valid in every thread while its module is
+// loaded (the `Arc` keeps it loaded); the driver API is thread-safe, and every use makes
+// the module's context current first.
+unsafe impl Send for FunctionInner {}
+// SAFETY: as above; the handle is never mutated through a shared reference.
+unsafe impl Sync for FunctionInner {}
+
+impl std::fmt::Debug for Function {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let backend = match self.inner {
+            FunctionInner::Gpu { .. } => "GPU",
+            FunctionInner::Emulator(_) => "emulator",
+        };
+        write!(f, "Function({}, {backend})", self.name)
+    }
+}
+
+impl Function {
+    /// The kernel's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The number of parameters, when known (always for [`Module::kernel`]).
+    pub fn param_count(&self) -> Option<usize> {
+        self.params
+    }
+
+    /// The raw handle, after checking that the function was loaded in `context`.
+    pub(crate) fn gpu_handle(&self, context: &Arc<GpuContext>) -> Result<cuda::CUfunction, Error> {
+        match &self.inner {
+            FunctionInner::Gpu { raw, module } if Arc::ptr_eq(&module.context, context) => Ok(*raw),
+            FunctionInner::Gpu { .. } => {
+                Err(Error::unsupported(format!("{} was loaded in another GPU context", self.name)))
+            }
+            FunctionInner::Emulator(_) => {
+                Err(Error::unsupported(format!("{} is an emulator function, launched on a GPU", self.name)))
+            }
+        }
+    }
+
+    /// The host code, after checking that this is an emulator function.
+    pub(crate) fn emulator_kernel(&self) -> Result<&'static emu::Kernel, Error> {
+        match self.inner {
+            FunctionInner::Emulator(kernel) => Ok(kernel),
+            FunctionInner::Gpu { .. } => {
+                Err(Error::unsupported(format!("{} is a GPU function, launched on the emulator", self.name)))
+            }
+        }
+    }
+
+    /// Checks `args` against the parameter count, when it is known.
+    pub(crate) fn check_argument_count(&self, args: &[*mut core::ffi::c_void]) -> Result<(), Error> {
+        match self.params {
+            Some(expected) if expected != args.len() => {
+                Err(Error::ArgumentCount { kernel: self.name.to_string(), expected, got: args.len() })
+            }
+            _ => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! Streams (queues of launches) and events (timestamps recorded in a stream).
+//!
+//! On the GPU a stream runs its launches in order, asynchronously to the host; an event
+//! is recorded when the GPU reaches it, so the time between two events is GPU time. On
+//! the emulator every launch runs to completion before `launch_on` returns, so a stream
+//! is always idle and an event is the host's wall clock when it was recorded.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cust::event::EventFlags;
+use cust::stream::StreamFlags;
+use cust::sys as cuda;
+
+use crate::gpu::GpuContext;
+use crate::Error;
+
+/// A queue of launches on one device, made by [`crate::Device::stream`].
+///
+/// ```
+/// # fn main() -> Result<(), warpsafe_host::Error> {
+/// let device = warpsafe_host::Device::emulator();
+/// let stream = device.stream()?;
+/// let start = stream.record()?;
+/// // ... device.launch_on(&stream, ...) ...
+/// let end = stream.record()?;
+/// stream.synchronize()?;
+/// let elapsed = end.elapsed_since(&start)?;
+/// assert!(elapsed.as_secs() < 60);
+/// # Ok(())
+/// # }
+/// ```
+pub struct Stream {
+    inner: StreamInner,
+}
+
+enum StreamInner {
+    // Field order is drop order: the stream goes before the context that owns it.
+    Gpu { stream: cust::stream::Stream, context: Arc<GpuContext> },
+    Emulator,
+}
+
+impl std::fmt::Debug for Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.inner {
+            StreamInner::Gpu { context, .. } => write!(f, "Stream(GPU {})", context.name()),
+            StreamInner::Emulator => f.write_str("Stream(emulator)"),
+        }
+    }
+}
+
+impl Stream {
+    /// A new non-blocking stream in `context` (it does not wait for the legacy default
+    /// stream, so warpsafe's launches overlap with other libraries' work).
+    pub(crate) fn gpu(context: &Arc<GpuContext>) -> Result<Stream, Error> {
+        context.make_current()?;
+        let stream = cust::stream::Stream::new(StreamFlags::NON_BLOCKING, None)
+            .map_err(Error::driver("creating a stream"))?;
+        Ok(Stream { inner: StreamInner::Gpu { stream, context: Arc::clone(context) } })
+    }
+
+    /// The emulator's stream: launches on it complete before they return.
+    pub(crate) fn emulator() -> Stream {
+        Stream { inner: StreamInner::Emulator }
+    }
+
+    /// The raw handle, after checking that the stream belongs to `context`.
+    pub(crate) fn gpu_handle(&self, context: &Arc<GpuContext>) -> Result<cuda::CUstream, Error> {
+        match &self.inner {
+            StreamInner::Gpu { stream, context: own } if Arc::ptr_eq(own, context) => Ok(stream.as_inner()),
+            StreamInner::Gpu { .. } => Err(Error::unsupported("a stream of another GPU context")),
+            StreamInner::Emulator => Err(Error::unsupported("an emulator stream used with a GPU")),
+        }
+    }
+
+    /// Whether this is an emulator stream.
+    pub(crate) fn is_emulator(&self) -> bool {
+        matches!(self.inner, StreamInner::Emulator)
+    }
+
+    /// Waits until every launch queued on the stream has finished.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] when waiting fails; on the GPU this is also where a kernel that
+    /// was enqueued with `launch_on` and failed while running reports its failure.
+    pub fn synchronize(&self) -> Result<(), Error> {
+        match &self.inner {
+            StreamInner::Gpu { stream, context } => {
+                context.make_current()?;
+                stream.synchronize().map_err(Error::driver("waiting for a stream"))
+            }
+            StreamInner::Emulator => Ok(()),
+        }
+    }
+
+    /// Records an event: on the GPU, a timestamp taken when the stream reaches this point;
+    /// on the emulator, the wall clock now.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] when the event cannot be made or recorded.
+    pub fn record(&self) -> Result<Event, Error> {
+        match &self.inner {
+            StreamInner::Gpu { stream, context } => {
+                context.make_current()?;
+                let event = cust::event::Event::new(EventFlags::DEFAULT)
+                    .map_err(Error::driver("creating an event"))?;
+                event.record(stream).map_err(Error::driver("recording an event"))?;
+                Ok(Event { inner: EventInner::Gpu { event, context: Arc::clone(context) } })
+            }
+            StreamInner::Emulator => Ok(Event { inner: EventInner::Emulator(Instant::now()) }),
+        }
+    }
+}
+
+/// A point in a [`Stream`], for timing: see [`Stream::record`].
+pub struct Event {
+    inner: EventInner,
+}
+
+enum EventInner {
+    // Field order is drop order: the event goes before its context.
+    Gpu { event: cust::event::Event, context: Arc<GpuContext> },
+    Emulator(Instant),
+}
+
+impl std::fmt::Debug for Event {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.inner {
+            EventInner::Gpu { .. } => f.write_str("Event(GPU)"),
+            EventInner::Emulator(at) => write!(f, "Event(emulator, {at:?})"),
+        }
+    }
+}
+
+impl Event {
+    /// The time from `start` to this event. On the GPU this waits for both events to be
+    /// reached and gives GPU time (resolution about half a microsecond); on the emulator it
+    /// is the wall-clock time between the two `record` calls.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] when the driver cannot time the events (for example when a kernel
+    /// between them failed); [`Error::Unsupported`] for events of different devices.
+    pub fn elapsed_since(&self, start: &Event) -> Result<Duration, Error> {
+        match (&self.inner, &start.inner) {
+            (EventInner::Gpu { event: end, context }, EventInner::Gpu { event: begin, context: other })
+                if Arc::ptr_eq(context, other) =>
+            {
+                context.make_current()?;
+                end.synchronize().map_err(Error::driver("waiting for an event"))?;
+                end.elapsed(begin).map_err(Error::driver("reading the time between two events"))
+            }
+            (EventInner::Emulator(end), EventInner::Emulator(begin)) => {
+                Ok(end.saturating_duration_since(*begin))
+            }
+            _ => Err(Error::unsupported("timing between events of different devices")),
+        }
+    }
+}

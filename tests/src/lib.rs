@@ -1,13 +1,26 @@
 //! Helpers shared by warpsafe's integration tests.
+//!
+//! Tests that launch kernels run on every device [`test_devices`] gives: the CPU emulator
+//! always, and the GPU when there is one. Per device, [`modules`] loads a test-kernel crate
+//! once per GPU architecture asked for (sm_70 to run the fallbacks, the device's own for
+//! the hardware paths), or once on the emulator, where the architecture does not matter.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use warpsafe_host::{Error, Gpu};
+use warpsafe_host::{Backend, Device, Error, Gpu, Module, Program};
 
 /// The PTX of `examples/third-party-kernels` for sm_70, built by this crate's `build.rs`.
 pub const THIRD_PARTY_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/third_party_kernels.sm_70.ptx"));
+
+/// `examples/third-party-kernels` as a program (sm_70 PTX; its kernels' host forms are the
+/// crate's statics, reached with `Module::kernel`).
+pub static THIRD_PARTY: Program = Program::new("third-party-kernels", &[(70, THIRD_PARTY_PTX)]);
+
+/// `(crate directory name under tests/kernels, [(sm, PTX text)])` for every test-kernel
+/// crate, as `build.rs` compiled it.
+const TEST_PROGRAMS: &[(&str, &[(u32, &str)])] = include!(concat!(env!("OUT_DIR"), "/test_programs.rs"));
 
 /// `(crate directory name under tests/kernels, sm, PTX text, path of the optimised LLVM IR)`
 /// for every test-kernel crate and architecture that `build.rs` compiled.
@@ -60,6 +73,17 @@ pub fn nvptx_target_dir() -> PathBuf {
     workspace_root().join("target/warpsafe-build")
 }
 
+/// Whether `WARPSAFE_REQUIRE_GPU=1`: a missing GPU must fail the GPU tests.
+fn gpu_required() -> bool {
+    std::env::var("WARPSAFE_REQUIRE_GPU").as_deref() == Ok("1")
+}
+
+/// Prints `line` where a passing run shows it: straight to the process's stderr, since
+/// libtest captures `print!` and `eprint!`.
+pub fn note(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
 /// The GPU, or `None` after printing a visible `skipped: no CUDA device` line when there is
 /// none. With `WARPSAFE_REQUIRE_GPU=1` a missing GPU fails the test instead, so a GPU run
 /// cannot pass by skipping. Any error other than "no device" fails the test.
@@ -67,16 +91,96 @@ pub fn gpu_or_skip(test: &str) -> Option<Gpu> {
     match Gpu::new() {
         Ok(gpu) => Some(gpu),
         Err(Error::NoDevice { reason }) => {
-            if std::env::var("WARPSAFE_REQUIRE_GPU").as_deref() == Ok("1") {
+            if gpu_required() {
                 panic!("{test}: WARPSAFE_REQUIRE_GPU=1 but no CUDA device: {reason}");
             }
-            // Straight to the process's stderr: libtest captures print! and eprint!, and
-            // this line must show in a passing run.
-            let _ = writeln!(std::io::stderr(), "skipped: no CUDA device ({test}: {reason})");
+            note(&format!("skipped: no CUDA device ({test}: {reason})"));
             None
         }
         Err(other) => panic!("{test}: opening the GPU failed: {other}"),
     }
+}
+
+/// The devices a kernel test runs on: the CPU emulator always (default options, so
+/// `WARPSAFE_EMU_SEED` picks its seed), then the GPU when there is one. Without a GPU it
+/// prints a visible `skipped: no CUDA device` line for the GPU half; with
+/// `WARPSAFE_REQUIRE_GPU=1` a missing GPU fails the test instead.
+///
+/// # Panics
+/// With `WARPSAFE_REQUIRE_GPU=1` and no GPU, and when a GPU is present but cannot be
+/// opened.
+pub fn test_devices(test: &str) -> Vec<Device> {
+    let mut devices = vec![Device::emulator()];
+    match Device::gpu() {
+        Ok(gpu) => devices.push(gpu),
+        Err(Error::NoDevice { reason }) => {
+            if gpu_required() {
+                panic!("{test}: WARPSAFE_REQUIRE_GPU=1 but no CUDA device: {reason}");
+            }
+            note(&format!("skipped: no CUDA device (GPU half of {test}: {reason}; ran on the emulator)"));
+        }
+        Err(other) => panic!("{test}: opening the GPU failed: {other}"),
+    }
+    devices
+}
+
+/// Whether `device` is the GPU: tests use it to pick sizes (large on the GPU, small
+/// enough on the emulator that the emulated suite stays fast on two cores).
+pub fn on_gpu(device: &Device) -> bool {
+    device.backend() == Backend::Gpu
+}
+
+/// Test-kernel crate `name` (its directory under `tests/kernels`) as a program, PTX for
+/// sm_70, sm_80 and sm_90.
+///
+/// # Panics
+/// When that crate was not built: a test asking for it is wrong.
+pub fn test_program(name: &str) -> Program {
+    let (name, ptx) =
+        TEST_PROGRAMS.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("no test kernels {name:?}"));
+    Program::new(name, ptx)
+}
+
+/// Test-kernel crate `name` loaded on `device`, labelled for messages: on a GPU once per
+/// architecture of `sms` that the GPU can run (`"sm_70"`, ...; one it cannot is reported
+/// as skipped on stderr, visible in a passing run), on the emulator once (`"emulator"`).
+///
+/// # Panics
+/// When loading fails.
+pub fn modules(device: &Device, name: &str, sms: &[u32], test: &str) -> Vec<(String, Module)> {
+    let program = test_program(name);
+    let Some(gpu) = device.as_gpu() else {
+        let module = device.load(&program).unwrap_or_else(|e| panic!("{test}: {e}"));
+        return vec![("emulator".to_string(), module)];
+    };
+    let (major, minor) = gpu.compute_capability();
+    let mut loaded = Vec::new();
+    for &sm in sms {
+        if major * 10 + minor < sm {
+            note(&format!(
+                "skipped: {test}: the sm_{sm} variant needs compute capability {}.{}, the device has {major}.{minor}",
+                sm / 10,
+                sm % 10
+            ));
+            continue;
+        }
+        let arch = program.for_arch(sm).unwrap_or_else(|| panic!("{name} was not built for sm_{sm}"));
+        loaded
+            .push((format!("sm_{sm}"), device.load(&arch).unwrap_or_else(|e| panic!("{test} sm_{sm}: {e}"))));
+    }
+    loaded
+}
+
+/// sm_70 (the fallbacks, on every GPU) and the GPU's own architecture; on the emulator,
+/// the one emulator module.
+pub fn common_modules(device: &Device, name: &str, test: &str) -> Vec<(String, Module)> {
+    let mut sms = vec![70];
+    if let Some(gpu) = device.as_gpu() {
+        if gpu.ptx_arch() != 70 {
+            sms.push(gpu.ptx_arch());
+        }
+    }
+    modules(device, name, &sms, test)
 }
 
 /// `ptxas` from `scripts/setup` (`.tools/bin/ptxas`), or `$WARPSAFE_PTXAS`.

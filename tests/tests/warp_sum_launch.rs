@@ -1,0 +1,218 @@
+//! The warp-sum kernels and a third-party kernel crate against a CPU reference, on the
+//! emulator and (when present) the GPU, and the host's typed errors on both backends.
+//! Without a GPU the GPU half prints `skipped: no CUDA device`; with
+//! `WARPSAFE_REQUIRE_GPU=1` it fails instead.
+
+use approx::assert_relative_eq;
+use rand::{Rng, SeedableRng};
+use warpsafe::emu::ErrorKind;
+use warpsafe_host::{kernel_args, Backend, Device, Error, Gpu, LaunchConfig};
+use warpsafe_tests::{gpu_or_skip, on_gpu, test_devices, THIRD_PARTY};
+
+/// Input sizes: the edges of a warp and of a block everywhere; large ones on the GPU only.
+fn sizes(device: &Device) -> Vec<usize> {
+    let mut sizes = vec![0, 1, 31, 32, 33, 63, 65, 255, 257, 1000, (1 << 12) - 1, (1 << 12) + 1];
+    if on_gpu(device) {
+        sizes.extend([(1 << 16) + 1, (1 << 20) + 7, (1 << 24) - 1]);
+    }
+    sizes
+}
+
+/// CPU model of the kernel's f32 tree: five `shfl.down` steps (16, 8, 4, 2, 1) in which a
+/// lane whose source is past lane 31 adds its own value; lane 0's result. Missing
+/// elements of a short last warp are 0, as in the kernel.
+fn warp_tree_sum_f32(chunk: &[f32]) -> f32 {
+    let mut lanes = [0.0f32; 32];
+    lanes[..chunk.len()].copy_from_slice(chunk);
+    let mut delta = 16;
+    while delta > 0 {
+        let before = lanes;
+        for (lane, value) in lanes.iter_mut().enumerate() {
+            let src = if lane + delta < 32 { before[lane + delta] } else { before[lane] };
+            *value = before[lane] + src;
+        }
+        delta /= 2;
+    }
+    lanes[0]
+}
+
+#[test]
+fn gpu_opens_or_reports_no_device_with_a_message() {
+    match Gpu::new() {
+        Ok(gpu) => {
+            let (major, _) = gpu.compute_capability();
+            assert!(major >= 7, "{gpu:?}");
+            assert!([70, 80, 90].contains(&gpu.ptx_arch()));
+        }
+        Err(err @ Error::NoDevice { .. }) => {
+            assert!(err.to_string().contains("no CUDA device"), "{err}");
+            assert!(std::env::var("WARPSAFE_REQUIRE_GPU").as_deref() != Ok("1"), "GPU required: {err}");
+        }
+        Err(other) => panic!("unexpected error opening the GPU: {other}"),
+    }
+}
+
+#[test]
+fn auto_picks_the_gpu_when_present_and_the_emulator_otherwise() {
+    let device = Device::auto().unwrap();
+    let expected = if Gpu::new().is_ok() { Backend::Gpu } else { Backend::Emulator };
+    assert_eq!(device.backend(), expected, "{device:?}");
+    let emulator = Device::emulator();
+    assert_eq!(emulator.backend(), Backend::Emulator);
+    assert!(emulator.name().contains("emulator"), "{}", emulator.name());
+    assert!(emulator.multiprocessor_count() >= 1);
+}
+
+#[test]
+fn warp_sums_u32_match_the_cpu() {
+    for device in test_devices("warp_sums_u32_match_the_cpu") {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(0x5eed_0001);
+        for n in sizes(&device) {
+            // Full-range values: the sums wrap, exactly as u32 addition does on the CPU.
+            let input: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
+            let expected: Vec<u32> =
+                input.chunks(32).map(|c| c.iter().fold(0u32, |a, &b| a.wrapping_add(b))).collect();
+            let got = device.warp_sums(&input).unwrap_or_else(|e| panic!("{device:?} n = {n}: {e}"));
+            assert_eq!(got.len(), n.div_ceil(32), "{device:?} n = {n}");
+            assert_eq!(got, expected, "{device:?} n = {n}");
+        }
+    }
+}
+
+#[test]
+fn warp_sums_f32_match_the_cpu_tree_bitwise_and_the_exact_sum_approximately() {
+    for device in test_devices("warp_sums_f32_match_the_cpu_tree_bitwise_and_the_exact_sum_approximately") {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(0x5eed_0002);
+        for n in sizes(&device) {
+            let input: Vec<f32> = (0..n).map(|_| rng.gen_range(-1.0f32..1.0)).collect();
+            let got = device.warp_sums(&input).unwrap_or_else(|e| panic!("{device:?} n = {n}: {e}"));
+            assert_eq!(got.len(), n.div_ceil(32), "{device:?} n = {n}");
+            for (w, (chunk, &sum)) in input.chunks(32).zip(&got).enumerate() {
+                // Same additions in the same order: bit-for-bit equal.
+                assert_eq!(sum.to_bits(), warp_tree_sum_f32(chunk).to_bits(), "{device:?} n = {n}, warp {w}");
+                let exact: f64 = chunk.iter().map(|&x| x as f64).sum();
+                assert_relative_eq!(sum as f64, exact, epsilon = 1e-5, max_relative = 1e-5);
+            }
+        }
+    }
+}
+
+#[test]
+fn empty_input_gives_an_empty_result() {
+    for device in test_devices("empty_input_gives_an_empty_result") {
+        assert_eq!(device.warp_sums::<u32>(&[]).unwrap(), Vec::<u32>::new());
+        assert_eq!(device.warp_sums::<f32>(&[]).unwrap(), Vec::<f32>::new());
+    }
+}
+
+#[test]
+fn bad_ptx_unknown_kernels_and_bad_launches_are_typed_errors_on_the_gpu() {
+    let Some(gpu) = gpu_or_skip("bad_ptx_unknown_kernels_and_bad_launches_are_typed_errors_on_the_gpu")
+    else {
+        return;
+    };
+    let err = gpu.load_module("this is not PTX").unwrap_err();
+    assert!(matches!(err, Error::ModuleLoad { .. }), "{err}");
+    assert!(err.to_string().contains("could not load the PTX module"), "{err}");
+
+    let err = gpu.load_module(".version 7.0\0").unwrap_err();
+    assert!(matches!(err, Error::PtxContainsNul { offset: 12 }), "{err}");
+
+    let module = gpu.load_module(warpsafe_tests::THIRD_PARTY_PTX).unwrap();
+    let err = module.function_by_name("no_such_kernel").unwrap_err();
+    assert!(matches!(err, Error::KernelNotFound { ref name, .. } if name == "no_such_kernel"), "{err}");
+
+    // 2048 threads per block is over every GPU's limit of 1024: the driver refuses it.
+    let function = module.kernel(&third_party_kernels::scale_and_total).unwrap();
+    let (mut null, mut len, mut factor, mut null2) = (0u64, 0u64, 1.0f32, 0u64);
+    let args = kernel_args![null, len, factor, null2];
+    // SAFETY: the arguments match scale_and_total's parameters; with len = 0 the kernel
+    // touches no memory (and the launch is refused before it runs).
+    let err = unsafe { gpu.launch(&function, LaunchConfig::linear(1, 2048), &args) }.unwrap_err();
+    assert!(matches!(err, Error::Launch { ref kernel, .. } if kernel == "scale_and_total"), "{err}");
+
+    // The GPU is still usable after the refused launch.
+    assert_eq!(gpu.warp_sums(&[1u32, 2, 3]).unwrap(), vec![6]);
+}
+
+#[test]
+fn unknown_kernels_bad_launches_and_ptx_are_typed_errors_on_the_emulator() {
+    let device = Device::emulator();
+    let err = device.load_ptx(warpsafe_tests::THIRD_PARTY_PTX).unwrap_err();
+    assert!(matches!(err, Error::Unsupported { .. }), "{err}");
+
+    let module = device.load(&warpsafe_host::ptx::ENTRY).unwrap();
+    let err = module.function_by_name("no_such_kernel").unwrap_err();
+    assert!(
+        matches!(err, Error::KernelNotFound { ref name, source: None } if name == "no_such_kernel"),
+        "{err}"
+    );
+    assert_eq!(module.function_by_name("warpsafe_warp_sum_u32").unwrap().name(), "warpsafe_warp_sum_u32");
+
+    let module = device.load(&THIRD_PARTY).unwrap();
+    let function = module.kernel(&third_party_kernels::scale_and_total).unwrap();
+    let (mut null, mut len, mut factor, mut null2) = (0u64, 0u64, 1.0f32, 0u64);
+    let args = kernel_args![null, len, factor, null2];
+    // SAFETY: as on the GPU: len = 0, and the launch is refused before it runs.
+    let err = unsafe { device.launch(&function, LaunchConfig::linear(1, 2048), &args) }.unwrap_err();
+    match &err {
+        Error::Emulator(e) => {
+            assert_eq!(e.kind(), ErrorKind::InvalidLaunch, "{err}");
+            assert!(err.to_string().contains("scale_and_total"), "{err}");
+        }
+        other => panic!("expected an emulator error, got {other}"),
+    }
+
+    // One argument short: refused before the kernel could read a missing parameter.
+    // SAFETY: refused before it runs.
+    let err = unsafe { device.launch(&function, LaunchConfig::linear(1, 32), &args[..3]) }.unwrap_err();
+    assert!(matches!(err, Error::ArgumentCount { expected: 4, got: 3, .. }), "{err}");
+
+    // A GPU function cannot run on the emulator (and the other way round).
+    if let Ok(gpu) = Device::gpu() {
+        let gpu_function =
+            gpu.load(&THIRD_PARTY).unwrap().kernel(&third_party_kernels::scale_and_total).unwrap();
+        // SAFETY: refused before it runs.
+        let err = unsafe { device.launch(&gpu_function, LaunchConfig::linear(1, 32), &args) }.unwrap_err();
+        assert!(matches!(err, Error::Unsupported { .. }), "{err}");
+        // SAFETY: refused before it runs.
+        let err = unsafe { gpu.launch(&function, LaunchConfig::linear(1, 32), &args) }.unwrap_err();
+        assert!(matches!(err, Error::Unsupported { .. }), "{err}");
+    }
+
+    // The device is still usable after the refused launches.
+    assert_eq!(device.warp_sums(&[1u32, 2, 3]).unwrap(), vec![6]);
+}
+
+#[test]
+fn a_third_party_kernel_crate_builds_loads_and_runs() {
+    for device in test_devices("a_third_party_kernel_crate_builds_loads_and_runs") {
+        let module = device.load(&THIRD_PARTY).unwrap();
+        let function = module.kernel(&third_party_kernels::scale_and_total).unwrap();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(0x5eed_0003);
+        for n in [1usize, 31, 33, 1025] {
+            let host: Vec<f32> = (0..n).map(|_| rng.gen_range(-4.0f32..4.0)).collect();
+            let data = device.upload(&host).unwrap();
+            let totals = device.upload(&vec![f32::NAN; n.div_ceil(32)]).unwrap();
+            let (mut p_data, mut len, mut factor, mut p_totals) =
+                (data.device_address(), n as u64, 0.5f32, totals.device_address());
+            let args = kernel_args![p_data, len, factor, p_totals];
+            let grid = n.div_ceil(128) as u32;
+            // SAFETY: (data, len, factor, totals) match the kernel's parameters and sizes;
+            // 128 is a multiple of 32.
+            unsafe { device.launch(&function, LaunchConfig::linear(grid, 128), &args) }.unwrap();
+            let scaled = data.download().unwrap();
+            let got = totals.download().unwrap();
+            for (i, (&s, &h)) in scaled.iter().zip(&host).enumerate() {
+                assert_eq!(s, h * 0.5, "{device:?} n = {n}, element {i}");
+            }
+            for (w, (chunk, &total)) in scaled.chunks(32).zip(&got).enumerate() {
+                assert_eq!(
+                    total.to_bits(),
+                    warp_tree_sum_f32(chunk).to_bits(),
+                    "{device:?} n = {n}, warp {w}"
+                );
+            }
+        }
+    }
+}

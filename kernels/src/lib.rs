@@ -94,6 +94,7 @@ pub mod fence;
 pub mod group;
 pub mod kernel;
 pub mod op;
+pub mod reduce;
 pub mod shared;
 pub mod thread;
 pub mod warp;

@@ -8,7 +8,11 @@
 //! Reductions apply `combine` in a fixed order for a given group shape, so a float result
 //! is the same from run to run; they never reorder operands (`combine(a, b)` always has
 //! the lower-ranked lanes' values in `a`), so operators need to be associative but not
-//! commutative.
+//! commutative. An operator that is also commutative says so with
+//! [`Operator::COMMUTATIVE`]; the grid reductions of [`crate::reduce`] then read their
+//! input in the order that is fastest for the memory system (each thread folds an
+//! interleaved stride of 16-byte vectors) instead of in index order. Every built-in
+//! operator is commutative.
 
 /// An associative binary operator with an identity element.
 ///
@@ -18,6 +22,14 @@
 /// Floating-point addition is associative only up to rounding; warpsafe documents which
 /// order it uses so that results are reproducible.
 pub trait Operator<T>: Copy {
+    /// `true` when `combine(a, b) == combine(b, a)` for all `a`, `b`, which lets a grid
+    /// reduction combine elements in an interleaved order (see [`crate::reduce`]); the
+    /// order is still fixed for a given input size and launch shape, so results stay
+    /// reproducible. Leave it `false` (the default) unless the law holds: a reduction over
+    /// a non-commutative operator that claims it gives wrong results. Float `+`, `min`
+    /// and `max` count as commutative: `a + b` and `b + a` round identically; `min` and
+    /// `max` may only differ in the sign of a zero result or a NaN payload.
+    const COMMUTATIVE: bool = false;
     /// The element that leaves every value unchanged.
     fn identity(self) -> T;
     /// Combines two values; `a` comes from lower ranks than `b`.
@@ -46,36 +58,42 @@ pub struct BitXor;
 macro_rules! integer_operators {
     ($($t:ty),*) => {$(
         impl Operator<$t> for Sum {
+            const COMMUTATIVE: bool = true;
             #[inline(always)]
             fn identity(self) -> $t { 0 }
             #[inline(always)]
             fn combine(self, a: $t, b: $t) -> $t { a.wrapping_add(b) }
         }
         impl Operator<$t> for Min {
+            const COMMUTATIVE: bool = true;
             #[inline(always)]
             fn identity(self) -> $t { <$t>::MAX }
             #[inline(always)]
             fn combine(self, a: $t, b: $t) -> $t { if b < a { b } else { a } }
         }
         impl Operator<$t> for Max {
+            const COMMUTATIVE: bool = true;
             #[inline(always)]
             fn identity(self) -> $t { <$t>::MIN }
             #[inline(always)]
             fn combine(self, a: $t, b: $t) -> $t { if b > a { b } else { a } }
         }
         impl Operator<$t> for BitAnd {
+            const COMMUTATIVE: bool = true;
             #[inline(always)]
             fn identity(self) -> $t { !0 }
             #[inline(always)]
             fn combine(self, a: $t, b: $t) -> $t { a & b }
         }
         impl Operator<$t> for BitOr {
+            const COMMUTATIVE: bool = true;
             #[inline(always)]
             fn identity(self) -> $t { 0 }
             #[inline(always)]
             fn combine(self, a: $t, b: $t) -> $t { a | b }
         }
         impl Operator<$t> for BitXor {
+            const COMMUTATIVE: bool = true;
             #[inline(always)]
             fn identity(self) -> $t { 0 }
             #[inline(always)]
@@ -88,18 +106,21 @@ integer_operators!(i32, u32, i64, u64);
 macro_rules! float_operators {
     ($($t:ty),*) => {$(
         impl Operator<$t> for Sum {
+            const COMMUTATIVE: bool = true;
             #[inline(always)]
             fn identity(self) -> $t { 0.0 }
             #[inline(always)]
             fn combine(self, a: $t, b: $t) -> $t { a + b }
         }
         impl Operator<$t> for Min {
+            const COMMUTATIVE: bool = true;
             #[inline(always)]
             fn identity(self) -> $t { <$t>::INFINITY }
             #[inline(always)]
             fn combine(self, a: $t, b: $t) -> $t { a.min(b) }
         }
         impl Operator<$t> for Max {
+            const COMMUTATIVE: bool = true;
             #[inline(always)]
             fn identity(self) -> $t { <$t>::NEG_INFINITY }
             #[inline(always)]

@@ -1,33 +1,39 @@
-//! The README's demo: sums every warp's 32 inputs on the GPU and checks the sums on the
-//! CPU. Without a GPU it says so and exits successfully (the CPU emulator will give it a
-//! path there).
+//! The README's demo: sums every warp's 32 inputs on a device and checks the sums on the
+//! CPU. The device is the GPU when one is present and warpsafe's CPU emulator otherwise
+//! (`Device::auto`); the demo says which it used.
 
-use warpsafe_host::{Error, Gpu};
+use std::time::Instant;
+
+use warpsafe_host::Device;
 
 fn main() -> anyhow::Result<()> {
-    let gpu = match Gpu::new() {
-        Ok(gpu) => gpu,
-        Err(Error::NoDevice { reason }) => {
-            println!("warpsafe demo: no CUDA device found ({reason}); nothing was run on a GPU.");
-            println!("(the CPU emulator, which will run the same kernels without a GPU, is not built yet)");
-            return Ok(());
+    let device = Device::auto()?;
+    let (details, n) = match device.as_gpu() {
+        Some(gpu) => {
+            let (major, minor) = gpu.compute_capability();
+            (format!("compute capability {major}.{minor}, PTX sm_{}", gpu.ptx_arch()), 1_000_003usize)
         }
-        Err(err) => return Err(err.into()),
+        // Every emulated thread is a coroutine: a smaller input keeps the demo quick.
+        None => (
+            "no CUDA device found: the same kernels run on the CPU, every warp rule checked".to_string(),
+            100_003usize,
+        ),
     };
-    let (major, minor) = gpu.compute_capability();
-    println!(
-        "warpsafe demo on {} (compute capability {major}.{minor}, PTX sm_{})",
-        gpu.name(),
-        gpu.ptx_arch()
-    );
+    println!("warpsafe demo on {} (backend: {}; {details})", device.name(), device.backend());
 
-    let n = 1_000_003usize;
     let input: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761) >> 8).collect();
-    let sums = gpu.warp_sums(&input)?;
+    let start = Instant::now();
+    let sums = device.warp_sums(&input)?;
+    let elapsed = start.elapsed();
     let expected: Vec<u32> =
         input.chunks(32).map(|c| c.iter().fold(0u32, |a, &b| a.wrapping_add(b))).collect();
-    anyhow::ensure!(sums == expected, "GPU warp sums differ from the CPU's");
-    println!("warp_sums over {n} u32 values: {} warp sums, all equal to the CPU's", sums.len());
+    anyhow::ensure!(sums == expected, "the {} warp sums differ from the CPU's", device.backend());
+    println!(
+        "warp_sums over {n} u32 values: {} warp sums, all equal to the CPU's ({} round trip {:.1} ms)",
+        sums.len(),
+        device.backend(),
+        elapsed.as_secs_f64() * 1e3
+    );
     println!("first sums: {:?}", &sums[..4]);
     Ok(())
 }

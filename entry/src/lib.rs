@@ -59,3 +59,5 @@ pub mod kernels {
         }
     }
 }
+
+pub mod reduce;

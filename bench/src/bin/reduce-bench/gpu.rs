@@ -1,0 +1,353 @@
+//! The device side of reduce-bench: warpsafe's `Reducer` (each strategy and the automatic
+//! choice) and the read-roofline kernels of `warpsafe-bench-kernels`, timed by
+//! `warpsafe_bench::timing` with events on one `warpsafe_host::Stream`. The device is the
+//! GPU, or with `--emulator` the CPU emulator (a functional dry run: the same launches and
+//! checks, wall-clock times).
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use anyhow::Context as _;
+use bytemuck::Pod;
+use warpsafe::op::{Max, Sum};
+use warpsafe_bench::cli::Args;
+use warpsafe_bench::data::{generate, ElemType, Element, Op, Reference, Shape};
+use warpsafe_bench::report::{Check, Results, Row, ROOFLINE};
+use warpsafe_bench::timing::{self, Clock, Plan, Timing};
+use warpsafe_bench_kernels::{bench_read_x2, bench_read_x4, bench_read_x8};
+use warpsafe_host::reduce::{Reducer, Reduction, Strategy};
+use warpsafe_host::{
+    kernel_args, Device, DeviceBuffer, Event, Function, LaunchConfig, Module, Program, Stream,
+};
+
+/// The roofline kernels: PTX built for sm_90 by `build.rs` (the "checked" build: they use
+/// no group collective, so both builds are the same code), and their host forms.
+static BENCH: Program = Program::new(
+    "warpsafe-bench-kernels",
+    &[(90, include_str!(concat!(env!("OUT_DIR"), "/checked/warpsafe_bench_kernels.sm_90.ptx")))],
+)
+.with_kernels(&[&bench_read_x2, &bench_read_x4, &bench_read_x8]);
+
+/// Threads per block of the roofline kernels.
+const ROOFLINE_THREADS: u32 = 256;
+
+/// Time stamps on a warpsafe stream: CUDA events recorded on it.
+struct StreamClock<'a>(&'a Stream);
+
+impl Clock for StreamClock<'_> {
+    type Mark = Event;
+    fn mark(&mut self) -> anyhow::Result<Event> {
+        Ok(self.0.record()?)
+    }
+    fn seconds_between(&mut self, start: &Event, end: &Event) -> anyhow::Result<f64> {
+        Ok(end.elapsed_since(start)?.as_secs_f64())
+    }
+    fn synchronize(&mut self) -> anyhow::Result<()> {
+        Ok(self.0.synchronize()?)
+    }
+}
+
+/// The warpsafe implementation named `name` in the report.
+fn strategy(name: &str) -> Option<Strategy> {
+    match name {
+        "two-pass" => Some(Strategy::TwoPass),
+        "last-block" => Some(Strategy::LastBlock),
+        "cooperative" => Some(Strategy::Cooperative),
+        "auto" => Some(Strategy::Auto),
+        _ => None,
+    }
+}
+
+fn strategy_name(s: Strategy) -> &'static str {
+    match s {
+        Strategy::Auto => "auto",
+        Strategy::TwoPass => "two-pass",
+        Strategy::LastBlock => "last-block",
+        Strategy::Cooperative => "cooperative",
+    }
+}
+
+/// One `Reducer<T, O>` behind an object, so that sum and max share one loop.
+trait BenchReducer<T: Pod> {
+    fn set_strategy(&mut self, strategy: Strategy);
+    /// The launch a call makes for `len` elements, e.g. `last-block 528x256` or
+    /// `two-pass 528x256 (2 launches)`.
+    fn describe(&self, len: usize) -> String;
+    /// Enqueues one reduction of `input` into `out[0]` on `stream`.
+    ///
+    /// # Safety
+    /// `input` and `out` stay alive until `stream` has finished.
+    unsafe fn enqueue(
+        &mut self,
+        stream: &Stream,
+        input: &DeviceBuffer<T>,
+        out: &DeviceBuffer<T>,
+    ) -> anyhow::Result<()>;
+}
+
+impl<T: Pod, O: Reduction<T>> BenchReducer<T> for Reducer<T, O> {
+    fn set_strategy(&mut self, strategy: Strategy) {
+        Reducer::set_strategy(self, strategy);
+    }
+    fn describe(&self, len: usize) -> String {
+        match self.plan(len) {
+            Ok(p) => format!(
+                "{} {}x{}{}",
+                strategy_name(p.strategy),
+                p.blocks,
+                p.block_threads,
+                if p.launches == 1 { String::new() } else { format!(" ({} launches)", p.launches) }
+            ),
+            Err(e) => format!("plan failed: {e}").replace(',', ";"),
+        }
+    }
+    unsafe fn enqueue(
+        &mut self,
+        stream: &Stream,
+        input: &DeviceBuffer<T>,
+        out: &DeviceBuffer<T>,
+    ) -> anyhow::Result<()> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.reduce_on(stream, input, out)? };
+        Ok(())
+    }
+}
+
+/// The read-roofline kernels and the best of them measured per byte count.
+struct Roofline {
+    variants: Vec<(&'static str, Function, u32)>,
+    out: DeviceBuffer<u32>,
+    measured: HashMap<u64, (Timing, String)>,
+}
+
+impl Roofline {
+    fn new(device: &Device, module: &Module) -> anyhow::Result<Roofline> {
+        let sms = device.multiprocessor_count();
+        let mut variants = Vec::new();
+        let mut most_threads = 0u64;
+        for kernel in [&bench_read_x2, &bench_read_x4, &bench_read_x8] {
+            let name = kernel.name();
+            let f = module.kernel(kernel).with_context(|| format!("loading {name}"))?;
+            let per_sm = device.max_active_blocks_per_multiprocessor(&f, ROOFLINE_THREADS, 0)?.max(1);
+            let blocks = sms * per_sm;
+            most_threads = most_threads.max(u64::from(blocks) * u64::from(ROOFLINE_THREADS));
+            variants.push((name, f, blocks));
+        }
+        let out = device.alloc_zeroed::<u32>(most_threads as usize)?;
+        Ok(Roofline { variants, out, measured: HashMap::new() })
+    }
+
+    /// The fastest variant's timing for reading `bytes` bytes at `address` (cached per
+    /// byte count: f32 and i32 inputs of one length read the same bytes).
+    fn measure(
+        &mut self,
+        device: &Device,
+        stream: &Stream,
+        plan: &Plan,
+        address: u64,
+        bytes: u64,
+    ) -> anyhow::Result<(Timing, String)> {
+        if let Some(hit) = self.measured.get(&bytes) {
+            return Ok(hit.clone());
+        }
+        let vectors = bytes / 16;
+        let mut best: Option<(Timing, String)> = None;
+        for (name, f, resident) in &self.variants {
+            let blocks =
+                (vectors.div_ceil(u64::from(ROOFLINE_THREADS)).max(1)).min(u64::from(*resident)) as u32;
+            let config = LaunchConfig::linear(blocks, ROOFLINE_THREADS);
+            let (mut input, mut count, mut sentinel, mut out) =
+                (address, vectors, 0x9E37_79B9u32, self.out.device_address());
+            let args = kernel_args![input, count, sentinel, out];
+            let mut clock = StreamClock(stream);
+            let t = timing::measure(&mut clock, plan, || {
+                // SAFETY: the kernel's parameters are (*const Vector, u64, u32, *mut u32):
+                // `input` is the start of a live device buffer (256-byte aligned) of at
+                // least `vectors` 16-byte vectors, and `out` holds one u32 per thread of
+                // the largest grid launched here.
+                unsafe { device.launch_on(stream, f, config, &args)? };
+                Ok(())
+            })?;
+            let detail =
+                format!("{} {}x{}", name.trim_start_matches("bench_read_"), blocks, ROOFLINE_THREADS);
+            if best.as_ref().is_none_or(|(b, _)| t.seconds < b.seconds) {
+                best = Some((t, detail));
+            }
+        }
+        stream.synchronize()?;
+        let best = best.context("no roofline kernel")?;
+        self.measured.insert(bytes, best.clone());
+        Ok(best)
+    }
+}
+
+/// Measures warpsafe and the roofline for every type, size and operation of `args`.
+/// An implementation that fails (a launch error, a wrong plan) is reported in the
+/// returned list and the run goes on; only failures that leave nothing to measure (no
+/// GPU, no kernels, no memory for the input) end it.
+pub fn measure(args: &Args, results: &mut Results, log: &mut String) -> anyhow::Result<Vec<String>> {
+    let device = if args.emulator {
+        Device::emulator()
+    } else {
+        Device::gpu().context("reduce-bench needs a CUDA GPU (or --emulator for a dry run)")?
+    };
+    results.set_meta("gpu", device.name());
+    results.set_meta("multiprocessors", device.multiprocessor_count().to_string());
+    if let Some(gpu) = device.as_gpu() {
+        let (major, minor) = gpu.compute_capability();
+        results.set_meta("compute_capability", format!("{major}.{minor}"));
+        results.set_meta("warpsafe_ptx", format!("sm_{}", gpu.ptx_arch()));
+    }
+    let stream = device.stream()?;
+    let module = device.load(&BENCH).context("loading the roofline kernels (sm_90 PTX)")?;
+    let mut roofline = if args.roofline { Some(Roofline::new(&device, &module)?) } else { None };
+    let mut ctx = Ctx {
+        device: &device,
+        stream: &stream,
+        args,
+        roofline: roofline.as_mut(),
+        results,
+        log,
+        failures: Vec::new(),
+    };
+    for &ty in &args.types {
+        match ty {
+            ElemType::F32 => bench_type::<f32>(&mut ctx)?,
+            ElemType::F64 => bench_type::<f64>(&mut ctx)?,
+            ElemType::I32 => bench_type::<i32>(&mut ctx)?,
+        }
+    }
+    Ok(ctx.failures)
+}
+
+struct Ctx<'a> {
+    device: &'a Device,
+    stream: &'a Stream,
+    args: &'a Args,
+    roofline: Option<&'a mut Roofline>,
+    results: &'a mut Results,
+    log: &'a mut String,
+    failures: Vec<String>,
+}
+
+fn bench_type<T>(ctx: &mut Ctx<'_>) -> anyhow::Result<()>
+where
+    T: Element + Pod,
+    Sum: Reduction<T>,
+    Max: Reduction<T>,
+{
+    let ty = T::TYPE;
+    // One Reducer per operation, built once and reused for every size and strategy.
+    let mut reducers: Vec<(Op, Box<dyn BenchReducer<T>>)> = Vec::new();
+    for &op in &ctx.args.ops {
+        let reducer: Box<dyn BenchReducer<T>> = match op {
+            Op::Sum => {
+                Box::new(Reducer::<T, Sum>::new(ctx.device).with_context(|| format!("Reducer<{ty}, Sum>"))?)
+            }
+            Op::Max => {
+                Box::new(Reducer::<T, Max>::new(ctx.device).with_context(|| format!("Reducer<{ty}, Max>"))?)
+            }
+        };
+        reducers.push((op, reducer));
+    }
+    let mut out = ctx.device.alloc_zeroed::<T>(1)?;
+    for &log2n in &ctx.args.sizes {
+        let n = 1u64 << log2n;
+        let started = std::time::Instant::now();
+        let shape = Shape::new(ty, n).context("empty input")?;
+        let mut host = vec![T::default(); n as usize];
+        let reference = generate(&shape, &mut host);
+        let input = ctx.device.upload(&host).with_context(|| format!("uploading {ty} x 2^{log2n}"))?;
+        drop(host);
+        if let Some(roofline) = ctx.roofline.as_deref_mut() {
+            let bytes = n * ty.size();
+            if bytes >= 16 && bytes.is_multiple_of(16) {
+                let (timing, detail) = roofline.measure(
+                    ctx.device,
+                    ctx.stream,
+                    &ctx.args.plan,
+                    input.device_address(),
+                    bytes,
+                )?;
+                ctx.results.rows.push(Row {
+                    implementation: ROOFLINE.into(),
+                    ty,
+                    op: None,
+                    n,
+                    timing,
+                    result: String::new(),
+                    check: Check::NotChecked,
+                    detail,
+                });
+            }
+        }
+        for (op, reducer) in reducers.iter_mut() {
+            for &name in &ctx.args.impls {
+                let Some(s) = strategy(name) else { continue };
+                reducer.set_strategy(s);
+                match bench_one(ctx, reducer.as_mut(), &input, &mut out, *op, name, reference) {
+                    Ok(row) => ctx.results.rows.push(row),
+                    Err(err) => {
+                        let message = format!("warpsafe {name} {op} {ty} 2^{log2n}: {err:#}");
+                        eprintln!("reduce-bench: {message}");
+                        let _ = writeln!(ctx.log, "{message}");
+                        ctx.failures.push(message);
+                    }
+                }
+            }
+        }
+        eprintln!("reduce-bench: {ty} 2^{log2n} measured in {:.1} s", started.elapsed().as_secs_f64());
+    }
+    Ok(())
+}
+
+/// Checks one implementation's result, times it, and checks the last timed call's result.
+fn bench_one<T: Element + Pod>(
+    ctx: &mut Ctx<'_>,
+    reducer: &mut dyn BenchReducer<T>,
+    input: &DeviceBuffer<T>,
+    out: &mut DeviceBuffer<T>,
+    op: Op,
+    name: &str,
+    reference: Reference,
+) -> anyhow::Result<Row> {
+    let expected = reference.expected(T::TYPE, op);
+    // Poison the output, so that a call that writes nothing cannot pass.
+    let mut poison = T::zeroed();
+    bytemuck::bytes_of_mut(&mut poison).fill(0x5A);
+    out.copy_from_host(&[poison])?;
+    let out = &*out;
+    let read_back = |ctx: &Ctx<'_>| -> anyhow::Result<T> {
+        ctx.stream.synchronize()?;
+        out.download()?.first().copied().context("empty output buffer")
+    };
+    // SAFETY: `input` and `out` outlive the synchronisation in `read_back`.
+    unsafe { reducer.enqueue(ctx.stream, input, out)? };
+    let first = read_back(ctx)?;
+    let mut clock = StreamClock(ctx.stream);
+    let timing = timing::measure(&mut clock, &ctx.args.plan, || {
+        // SAFETY: as above; `measure` ends with a wait for its last event.
+        unsafe { reducer.enqueue(ctx.stream, input, out) }
+    })?;
+    let last = read_back(ctx)?;
+    let check = if !first.value().same_bits(&expected) {
+        Check::Bad { expected: format!("{expected} (first call gave {})", first.value()) }
+    } else if !last.value().same_bits(&expected) {
+        Check::Bad { expected: format!("{expected} (after timing)") }
+    } else {
+        Check::Ok
+    };
+    if check != Check::Ok {
+        let _ = writeln!(ctx.log, "{name} {op} {} {}: {:?}", T::TYPE, input.len(), check);
+    }
+    Ok(Row {
+        implementation: name.to_string(),
+        ty: T::TYPE,
+        op: Some(op),
+        n: input.len() as u64,
+        timing,
+        result: last.value().to_string(),
+        check,
+        detail: reducer.describe(input.len()),
+    })
+}

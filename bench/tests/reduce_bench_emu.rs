@@ -1,0 +1,51 @@
+//! `reduce-bench --emulator`: the whole benchmark path (inputs, every warpsafe strategy
+//! through `Reducer::reduce_on`, the roofline kernels, the checks, the table, CSV and PNG)
+//! runs on the CPU emulator, and every result matches the host reference. Times on the
+//! emulator mean nothing and are not looked at.
+
+use std::process::Command;
+
+use warpsafe_bench::data::{ElemType, Op};
+use warpsafe_bench::report::{self, Check, ROOFLINE, WARPSAFE};
+
+#[test]
+fn dry_run_on_the_emulator_checks_every_result() {
+    let out = std::env::temp_dir().join(format!("reduce-bench-emu-{}", std::process::id()));
+    let status = Command::new(env!("CARGO_BIN_EXE_reduce-bench"))
+        .args([
+            "--emulator",
+            "--sizes",
+            "4,10",
+            "--reps",
+            "1",
+            "--min-calls",
+            "1",
+            "--min-batch-ms",
+            "0",
+            "--out",
+        ])
+        .arg(&out)
+        .status()
+        .expect("running reduce-bench");
+    assert!(status.success(), "reduce-bench --emulator failed: {status}");
+    let csv = std::fs::read_to_string(out.join("reduce-bench.csv")).unwrap();
+    let results = report::from_csv(&csv).unwrap();
+    assert!(results.meta("gpu").is_some_and(|g| g.contains("emulator")));
+    for ty in ElemType::ALL {
+        for n in [16u64, 1024] {
+            for op in Op::ALL {
+                for name in WARPSAFE {
+                    let row =
+                        results.find(name, ty, Some(op), n).unwrap_or_else(|| panic!("{name} {ty} {op} {n}"));
+                    assert_eq!(row.check, Check::Ok, "{name} {ty} {op} {n}");
+                }
+            }
+            assert!(results.find(ROOFLINE, ty, None, n).is_some(), "roofline {ty} {n}");
+        }
+    }
+    let png = std::fs::read(out.join("reduce-bench.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let text = std::fs::read_to_string(out.join("reduce-bench.txt")).unwrap();
+    assert!(text.contains("targets (H100; warpsafe = auto):"));
+    std::fs::remove_dir_all(&out).ok();
+}

@@ -1,0 +1,209 @@
+//! PTX checks of the reductions that need no GPU: every grid-reduction kernel exists for
+//! sm_70, sm_80 and sm_90; its hot loop is four 16-byte loads through the read-only path,
+//! unrolled, with no local memory, division or call; no float atomic anywhere; the
+//! documented synchronisation instructions are there; ptxas assembles every kernel with
+//! 0 spill bytes and few enough registers that at least four 256-thread blocks fit on an
+//! sm_80/sm_90 multiprocessor (64 registers) and three on sm_70 (80).
+
+use warpsafe_tests::{assemble, kernel_body, note, test_ptx};
+
+const OPS_ALL: [&str; 3] = ["sum", "min", "max"];
+const OPS_INT: [&str; 3] = ["and", "or", "xor"];
+const INTS: [&str; 4] = ["i32", "u32", "i64", "u64"];
+const FLOATS: [&str; 2] = ["f32", "f64"];
+const STRATEGIES: [&str; 3] = ["two_pass", "last_block", "cooperative"];
+
+/// `(op, type)` of every built-in grid reduction.
+fn reductions() -> Vec<(&'static str, &'static str)> {
+    let mut all = Vec::new();
+    for op in OPS_ALL {
+        for ty in INTS.iter().chain(&FLOATS) {
+            all.push((op, *ty));
+        }
+    }
+    for op in OPS_INT {
+        for ty in INTS {
+            all.push((op, ty));
+        }
+    }
+    all
+}
+
+/// Every loop of `body`: the lines from a `Loop Header` label to the branch back to it.
+fn loops(body: &str) -> Vec<Vec<&str>> {
+    let lines: Vec<&str> = body.lines().collect();
+    let mut found = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let header = if line.contains("Loop Header") && line.starts_with("$L") {
+            Some(line.split(':').next().unwrap_or_default())
+        } else if line.trim_start().starts_with("// =>") && line.contains("Loop Header") && i > 0 {
+            // The label is on the line before when LLVM splits the comment.
+            lines[i - 1].starts_with("$L").then(|| lines[i - 1].split(':').next().unwrap_or_default())
+        } else {
+            None
+        };
+        let Some(label) = header else { continue };
+        let back =
+            lines[i..].iter().position(|l| l.contains("bra") && l.trim_end().ends_with(&format!("{label};")));
+        if let Some(end) = back {
+            found.push(lines[i..=i + end].to_vec());
+        }
+    }
+    found
+}
+
+/// The vector-load instruction of the hot loop for a type.
+fn vector_load(ty: &str) -> &'static str {
+    if ty.ends_with("64") {
+        "ld.global.nc.v2.b64"
+    } else {
+        "ld.global.nc.v4.b32"
+    }
+}
+
+#[test]
+fn every_grid_reduction_kernel_exists_for_sm70_sm80_sm90() {
+    let archs: Vec<u32> = warpsafe_host::ptx::EMBEDDED.iter().map(|(sm, _)| *sm).collect();
+    assert_eq!(archs, vec![70, 80, 90]);
+    for &(sm, ptx) in warpsafe_host::ptx::EMBEDDED {
+        for (op, ty) in reductions() {
+            for strategy in STRATEGIES {
+                let name = format!("warpsafe_reduce_{op}_{ty}_{strategy}");
+                assert!(ptx.contains(&format!(".entry {name}(")), "sm_{sm}: no .entry {name}");
+            }
+        }
+    }
+}
+
+#[test]
+fn hot_loop_is_four_unrolled_read_only_vector_loads() {
+    for &(sm, ptx) in warpsafe_host::ptx::EMBEDDED {
+        for (op, ty) in reductions() {
+            for strategy in STRATEGIES {
+                let name = format!("warpsafe_reduce_{op}_{ty}_{strategy}");
+                let body = kernel_body(ptx, &name);
+                let load = vector_load(ty);
+                let hot: Vec<Vec<&str>> =
+                    loops(body).into_iter().filter(|l| l.iter().any(|i| i.contains(load))).collect();
+                assert_eq!(hot.len(), 1, "sm_{sm} {name}: expected one loop of {load}, found {}", hot.len());
+                let hot = &hot[0];
+                let loads = hot.iter().filter(|i| i.contains(load)).count();
+                assert_eq!(
+                    loads,
+                    4,
+                    "sm_{sm} {name}: the hot loop has {loads} vector loads:\n{}",
+                    hot.join("\n")
+                );
+                for forbidden in
+                    [".local", "div.", "rem.", "call", "atom.", "shfl.", "barrier.", "ld.global.b", "ld.b"]
+                {
+                    assert!(
+                        !hot.iter().any(|i| i.contains(forbidden)),
+                        "sm_{sm} {name}: `{forbidden}` in the hot loop:\n{}",
+                        hot.join("\n")
+                    );
+                }
+                // The whole kernel uses no local memory of its own (the misuse reporters it
+                // may call are separate functions).
+                assert!(
+                    !body.contains("ld.local") && !body.contains("st.local"),
+                    "sm_{sm} {name}: local memory"
+                );
+                if sm == 90 && op == "sum" && ty == "f32" && strategy == "last_block" {
+                    note(&format!("hot loop of {name} (sm_90):\n{}", hot.join("\n")));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn no_float_atomics_and_the_documented_synchronisation() {
+    for &(sm, ptx) in warpsafe_host::ptx::EMBEDDED {
+        for (op, ty) in reductions() {
+            for strategy in STRATEGIES {
+                let name = format!("warpsafe_reduce_{op}_{ty}_{strategy}");
+                let body = kernel_body(ptx, &name);
+                for float_atomic in [".add.f32", ".add.f64", ".add.noftz.f32"] {
+                    assert!(!body.contains(float_atomic), "sm_{sm} {name}: a float atomic ({float_atomic})");
+                }
+                // Block barriers are the non-aligned forms.
+                assert!(
+                    !body.contains("bar.sync") && !body.contains("barrier.sync.aligned"),
+                    "sm_{sm} {name}"
+                );
+                let expect: &[&str] = match strategy {
+                    "last_block" => &[
+                        "st.relaxed.gpu.b64",
+                        "atom.relaxed.gpu.inc.u32",
+                        "barrier.red.or.pred",
+                        "ld.relaxed.gpu.b64",
+                    ],
+                    "cooperative" => &["fence.acq_rel.gpu", "atom.relaxed.gpu.add.u32", "ld.relaxed.gpu.b32"],
+                    _ => &["barrier.sync"],
+                };
+                for instruction in expect {
+                    assert!(body.contains(instruction), "sm_{sm} {name}: no {instruction}");
+                }
+            }
+        }
+    }
+}
+
+/// `(function, registers, spill line)` of every function in a `ptxas -v` report.
+fn resources(report: &str) -> Vec<(String, u32, String)> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut spills = String::new();
+    for line in report.lines() {
+        if let Some(rest) = line.split("Compiling entry function '").nth(1) {
+            current = rest.split('\'').next().unwrap_or_default().to_string();
+        } else if line.contains("spill stores") {
+            spills = line.trim().to_string();
+        } else if let Some(rest) = line.split("Used ").nth(1) {
+            let registers = rest.split(' ').next().and_then(|r| r.parse().ok()).unwrap_or(u32::MAX);
+            if !current.is_empty() {
+                out.push((std::mem::take(&mut current), registers, std::mem::take(&mut spills)));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn grid_reductions_assemble_without_spills_and_keep_occupancy() {
+    for &(sm, ptx) in warpsafe_host::ptx::EMBEDDED {
+        let limit = if sm == 70 { 80 } else { 64 };
+        let report =
+            assemble(ptx, sm).unwrap_or_else(|e| panic!("ptxas rejected the entry PTX for sm_{sm}:\n{e}"));
+        let reduce: Vec<_> =
+            resources(&report).into_iter().filter(|(f, _, _)| f.starts_with("warpsafe_reduce_")).collect();
+        assert_eq!(reduce.len(), reductions().len() * STRATEGIES.len(), "sm_{sm}: ptxas reported {reduce:?}");
+        let most = reduce.iter().map(|(_, r, _)| *r).max().unwrap_or(0);
+        for (function, registers, spills) in &reduce {
+            assert!(
+                spills.contains("0 bytes spill stores, 0 bytes spill loads"),
+                "sm_{sm} {function}: {spills}"
+            );
+            assert!(*registers <= limit, "sm_{sm} {function}: {registers} registers (limit {limit})");
+        }
+        let f32_sum =
+            reduce.iter().find(|(f, _, _)| f == "warpsafe_reduce_sum_f32_last_block").map(|(_, r, _)| *r);
+        note(&format!("sm_{sm}: grid reductions use at most {most} registers (sum f32 last block: {f32_sum:?}), 0 spills"));
+    }
+}
+
+#[test]
+fn reduce_test_kernels_assemble_without_spills() {
+    for sm in [70, 80, 90] {
+        let report = assemble(test_ptx("reduce", sm), sm).unwrap_or_else(|e| panic!("sm_{sm}:\n{e}"));
+        let functions = resources(&report);
+        assert!(functions.len() >= 16, "sm_{sm}: {functions:?}");
+        for (function, _, spills) in functions {
+            assert!(
+                spills.contains("0 bytes spill stores, 0 bytes spill loads"),
+                "sm_{sm} {function}: {spills}"
+            );
+        }
+    }
+}

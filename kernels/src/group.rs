@@ -17,6 +17,12 @@
 //!   then executes `trap`, which ends the launch (the host reports
 //!   `Error::KernelFailed` naming the kernel). It never hangs and never returns garbage.
 //!
+//! On the CPU emulator (`warpsafe::emu`) the check is exact instead: the emulator knows
+//! which lane waits at which collective, so a lane that never arrives is reported (as a
+//! deadlock or a mismatch naming the group collective, its source location and the
+//! lanes), while lanes that arrive by paths that never join simply meet (the GPU's
+//! `activemask` test traps on those, see below).
+//!
 //! The check costs one `activemask`, a compare and a not-taken branch per collective. It
 //! can be compiled out only explicitly: build the kernel crate with
 //! `--cfg warpsafe_unchecked` (`warpsafe_build::Builder::cfg("warpsafe_unchecked")`),

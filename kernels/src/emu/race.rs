@@ -36,7 +36,9 @@ struct Shadow {
 
 /// The race-check state of one block.
 pub(crate) struct Race {
-    clocks: Vec<Vec<u32>>,
+    /// Thread `t`'s vector clock is `clocks[t * threads..(t + 1) * threads]`.
+    clocks: Vec<u32>,
+    threads: usize,
     shadow: HashMap<usize, Shadow>,
     /// Clocks published at atomic addresses by release writes.
     published: HashMap<usize, Vec<u32>>,
@@ -54,15 +56,13 @@ fn join(into: &mut [u32], from: &[u32]) {
 
 impl Race {
     pub fn new(threads: usize) -> Race {
-        let clocks = (0..threads)
-            .map(|t| {
-                let mut c = vec![0; threads];
-                c[t] = 1;
-                c
-            })
-            .collect();
+        let mut clocks = vec![0; threads * threads];
+        for t in 0..threads {
+            clocks[t * threads + t] = 1;
+        }
         Race {
             clocks,
+            threads,
             shadow: HashMap::new(),
             published: HashMap::new(),
             fenced: vec![None; threads],
@@ -70,15 +70,23 @@ impl Race {
         }
     }
 
+    fn clock(&self, t: usize) -> &[u32] {
+        &self.clocks[t * self.threads..(t + 1) * self.threads]
+    }
+
+    fn clock_mut(&mut self, t: usize) -> &mut [u32] {
+        &mut self.clocks[t * self.threads..(t + 1) * self.threads]
+    }
+
     /// The threads `participants` pass a barrier together.
     pub fn synchronise(&mut self, participants: &[u32]) {
         let Some(&first) = participants.first() else { return };
-        let mut joined = self.clocks[first as usize].clone();
+        let mut joined = self.clock(first as usize).to_vec();
         for &p in participants {
-            join(&mut joined, &self.clocks[p as usize]);
+            join(&mut joined, self.clock(p as usize));
         }
         for &p in participants {
-            let clock = &mut self.clocks[p as usize];
+            let clock = self.clock_mut(p as usize);
             clock.copy_from_slice(&joined);
             clock[p as usize] += 1;
         }
@@ -90,7 +98,7 @@ impl Race {
         let t = thread as usize;
         if write {
             let publish =
-                if order.releases() { Some(self.clocks[t].clone()) } else { self.fenced[t].clone() };
+                if order.releases() { Some(self.clock(t).to_vec()) } else { self.fenced[t].clone() };
             if let Some(clock) = publish {
                 match self.published.get_mut(&addr) {
                     Some(at) => join(at, &clock),
@@ -99,14 +107,15 @@ impl Race {
                     }
                 }
                 if order.releases() {
-                    self.clocks[t][t] += 1;
+                    self.clock_mut(t)[t] += 1;
                 }
             }
         }
         if read {
             if let Some(at) = self.published.get(&addr) {
                 if order.acquires() {
-                    join(&mut self.clocks[t], at);
+                    let threads = self.threads;
+                    join(&mut self.clocks[t * threads..(t + 1) * threads], at);
                 } else {
                     match &mut self.seen[t] {
                         Some(seen) => join(seen, at),
@@ -121,10 +130,10 @@ impl Race {
     pub fn fence(&mut self, thread: u32) {
         let t = thread as usize;
         if let Some(seen) = self.seen[t].take() {
-            join(&mut self.clocks[t], &seen);
+            join(self.clock_mut(t), &seen);
         }
-        self.fenced[t] = Some(self.clocks[t].clone());
-        self.clocks[t][t] += 1;
+        self.fenced[t] = Some(self.clock(t).to_vec());
+        self.clock_mut(t)[t] += 1;
     }
 
     /// Thread `thread` reads or writes `bytes` bytes at `addr` of shared memory: the
@@ -137,7 +146,8 @@ impl Race {
         write: bool,
         site: Site,
     ) -> Option<(Access, usize)> {
-        let clock = &self.clocks[thread as usize];
+        let threads = self.threads;
+        let clock = &self.clocks[thread as usize * threads..(thread as usize + 1) * threads];
         let now = Access { thread, clock: clock[thread as usize], site, write };
         let unordered = |a: &Access| a.thread != thread && a.clock > clock[a.thread as usize];
         for byte in addr..addr + bytes {

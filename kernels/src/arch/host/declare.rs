@@ -25,16 +25,14 @@ macro_rules! __warpsafe_kernel {
             #[allow(clippy::too_many_arguments)]
             unsafe fn body($($arg: $ty),*) $body
 
-            #[allow(unused_mut, unused_variables)]
             unsafe fn entry(args: &[*mut ::core::ffi::c_void]) {
-                if args.len() != PARAMS {
+                let &[$($arg),*] = args else {
                     $crate::arch::bad_kernel_arguments(PARAMS, args.len());
-                }
-                let mut values = args.iter().copied();
+                };
                 $(
                     // SAFETY: the launch's contract: each argument points at a value of
                     // its parameter's type.
-                    let $arg: $ty = unsafe { $crate::arch::kernel_argument(values.next()) };
+                    let $arg: $ty = unsafe { $crate::arch::kernel_argument($arg) };
                 )*
                 // SAFETY: the kernel's contract is the launch's.
                 unsafe { body($($arg),*) }
@@ -104,15 +102,12 @@ pub fn shared_storage(declaration: &'static SharedDeclaration, bytes: usize, ali
 /// Reads a kernel argument for the entry that [`crate::kernel!`] makes.
 ///
 /// # Safety
-/// `arg` points at a valid `T` (the entry checked that every parameter has one).
+/// `arg` points at a valid `T`.
 #[doc(hidden)]
-pub unsafe fn kernel_argument<T>(arg: Option<*mut c_void>) -> T {
-    match arg {
-        // SAFETY: forwarded from the caller; cuLaunchKernel's argument pointers need not
-        // be aligned, so neither are these.
-        Some(ptr) => unsafe { ptr.cast::<T>().read_unaligned() },
-        None => bad_kernel_arguments(0, 0),
-    }
+pub unsafe fn kernel_argument<T>(arg: *mut c_void) -> T {
+    // SAFETY: forwarded from the caller; cuLaunchKernel's argument pointers need not be
+    // aligned, so neither are these.
+    unsafe { arg.cast::<T>().read_unaligned() }
 }
 
 /// Ends the launch: the kernel was given the wrong number of arguments.

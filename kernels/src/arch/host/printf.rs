@@ -197,3 +197,53 @@ unsafe fn render(format: &[u8], args: &mut Args) -> String {
     }
     String::from_utf8_lossy(&out).into_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{render, Args};
+
+    /// Packs `args` as CUDA's vprintf buffer: each at an offset aligned to its size.
+    fn pack(args: &[(u64, usize)]) -> std::vec::Vec<u8> {
+        let mut buf = std::vec::Vec::new();
+        for &(value, size) in args {
+            while !buf.len().is_multiple_of(size) {
+                buf.push(0);
+            }
+            buf.extend_from_slice(&value.to_ne_bytes()[..size]);
+        }
+        buf
+    }
+
+    fn format(format: &str, args: &[(u64, usize)]) -> std::string::String {
+        let buf = pack(args);
+        let mut reader = Args { base: buf.as_ptr(), offset: 0 };
+        // SAFETY: the buffer holds one argument per conversion, laid out as vprintf's.
+        unsafe { render(format.as_bytes(), &mut reader) }
+    }
+
+    #[test]
+    fn integers_strings_and_floats() {
+        let name = c"lane";
+        let text = format(
+            "%s %u: %d|%5d|%-4u|%08x|%#x|%llu|%c|%.2f|%%",
+            &[
+                (name.as_ptr() as u64, 8),
+                (7, 4),
+                ((-3i32) as u32 as u64, 4),
+                (42, 4),
+                (9, 4),
+                (0xbeef, 4),
+                (255, 4),
+                (1 << 40, 8),
+                (b'z' as u64, 4),
+                (2.5f64.to_bits(), 8),
+            ],
+        );
+        assert_eq!(text, "lane 7: -3|   42|9   |0000beef|0xff|1099511627776|z|2.50|%");
+    }
+
+    #[test]
+    fn a_dangling_percent_is_kept() {
+        assert_eq!(format("100%", &[]), "100%");
+    }
+}

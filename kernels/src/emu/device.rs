@@ -193,11 +193,11 @@ pub(crate) fn bad_arguments(expected: usize, got: usize) -> ! {
     )
 }
 
-/// An atomic access at a misaligned address: the GPU faults.
+/// An atomic or volatile access at a misaligned address: the GPU faults.
 pub(crate) fn misaligned(addr: usize, bytes: usize, at: &'static Location<'static>) -> ! {
     let message = engine::with(|state, t| {
         let site = state.site(t, at);
-        format!("{} made a {bytes}-byte atomic access at {addr:#x}, which is not aligned to {bytes} bytes, {site}", state.who(t))
+        format!("{} made a {bytes}-byte atomic or volatile access at {addr:#x}, which is not aligned to {bytes} bytes, {site}", state.who(t))
     });
     engine::abort_thread(ErrorKind::Trap, message)
 }

@@ -71,7 +71,8 @@ fn store_sem(sem: StoreSem) -> RmwSem {
     }
 }
 
-/// Checks `ptr`'s alignment for a `T`-sized atomic access (a trap otherwise).
+/// Checks `ptr`'s alignment for a `T`-sized atomic or volatile access (a trap otherwise,
+/// as the GPU faults on a misaligned access).
 #[track_caller]
 fn aligned<T>(ptr: *const T) -> usize {
     let addr = ptr as usize;
@@ -250,7 +251,8 @@ macro_rules! volatile_fns {
         #[inline]
         #[track_caller]
         pub unsafe fn $ld(ptr: *const $t) -> $t {
-            emu::memory(ptr as usize, Order::Relaxed, Location::caller(), || {
+            let addr = aligned(ptr);
+            emu::memory(addr, Order::Relaxed, Location::caller(), || {
                 // SAFETY: forwarded from the caller.
                 let value = unsafe { core::ptr::read_volatile(ptr) };
                 (value, value as u64, true, false)
@@ -262,7 +264,8 @@ macro_rules! volatile_fns {
         #[inline]
         #[track_caller]
         pub unsafe fn $st(ptr: *mut $t, value: $t) {
-            emu::memory(ptr as usize, Order::Relaxed, Location::caller(), || {
+            let addr = aligned(ptr);
+            emu::memory(addr, Order::Relaxed, Location::caller(), || {
                 // SAFETY: forwarded from the caller.
                 unsafe { core::ptr::write_volatile(ptr, value) };
                 ((), value as u64, false, true)

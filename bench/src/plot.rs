@@ -94,11 +94,12 @@ impl Axes {
     }
 }
 
+/// `10^e` as a tick label short enough for the margin: `1000`, `0.01`, `1E-5`, `1E7`.
 fn decade_label(e: i32) -> String {
-    if e >= 0 {
-        format!("{}", 10u64.pow(e as u32))
-    } else {
-        format!("0.{}1", "0".repeat((-e - 1) as usize))
+    match e {
+        0..=5 => format!("{}", 10u64.pow(e as u32)),
+        -2..=-1 => format!("0.{}1", "0".repeat((-e - 1) as usize)),
+        _ => format!("1E{e}"),
     }
 }
 
@@ -357,5 +358,7 @@ mod tests {
         assert_eq!(decade_label(3), "1000");
         assert_eq!(decade_label(0), "1");
         assert_eq!(decade_label(-2), "0.01");
+        assert_eq!(decade_label(-6), "1E-6");
+        assert_eq!(decade_label(7), "1E7");
     }
 }

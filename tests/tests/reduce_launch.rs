@@ -17,7 +17,7 @@ use reduce_test_kernels::{
 use warpsafe::op::{BitAnd, BitOr, BitXor, Max, Min, Operator, Sum};
 use warpsafe_host::reduce::{ReduceKernels, ReduceOptions, Reducer, Reduction, Strategy};
 use warpsafe_host::{kernel_args, Device, DeviceBuffer, Error, LaunchConfig};
-use warpsafe_tests::{common_modules, on_gpu, test_devices, test_program};
+use warpsafe_tests::{common_modules, gpu_or_skip, on_gpu, test_devices, test_program};
 
 const STRATEGIES: [Strategy; 4] =
     [Strategy::Auto, Strategy::TwoPass, Strategy::LastBlock, Strategy::Cooperative];
@@ -31,23 +31,29 @@ fn small_options(strategy: Strategy) -> ReduceOptions {
     ReduceOptions { strategy, block_threads: 64, max_blocks: Some(5) }
 }
 
-/// The option sets a device is tested with: the defaults, and on the emulator also the
-/// small multi-block shape.
-fn option_sets(device: &Device, strategy: Strategy) -> Vec<ReduceOptions> {
+/// The option sets a device is tested with at length `n`: the defaults and the small
+/// multi-block shape; on the emulator the defaults (256 threads per block, the costly
+/// part to emulate) only at the largest length.
+fn option_sets(device: &Device, strategy: Strategy, n: usize) -> Vec<ReduceOptions> {
     let default = ReduceOptions { strategy, ..ReduceOptions::default() };
     if on_gpu(device) {
         vec![default, small_options(strategy)]
-    } else {
+    } else if n == EMULATOR_LARGEST {
         vec![small_options(strategy), default]
+    } else {
+        vec![small_options(strategy)]
     }
 }
+
+/// The largest length tested on the emulator: two blocks of the default shape.
+const EMULATOR_LARGEST: usize = 5000;
 
 fn sizes(device: &Device) -> Vec<usize> {
     let mut sizes = SMALL_SIZES.to_vec();
     if on_gpu(device) {
         sizes.push((1 << 20) + 7);
     } else {
-        sizes.push(5000);
+        sizes.push(EMULATOR_LARGEST);
     }
     sizes
 }
@@ -458,7 +464,7 @@ fn check_operator<T: Element, O: Reduction<T>>(
 ) {
     let input = device.upload(data).unwrap();
     for strategy in STRATEGIES {
-        for options in option_sets(device, strategy) {
+        for options in option_sets(device, strategy, data.len()) {
             let mut reducer = Reducer::<T, O>::with_options(device, options).unwrap();
             let label = format!("{what} n={} {options:?} plan {:?}", data.len(), reducer.plan(data.len()));
             let got = reducer.reduce(&input).unwrap_or_else(|e| panic!("{label}: {e}"));
@@ -546,7 +552,7 @@ fn float_results_are_bitwise_identical_run_to_run() {
         let f64s = f64::values(&mut rng, n);
         let (d32, d64) = (device.upload(&f32s).unwrap(), device.upload(&f64s).unwrap());
         for strategy in STRATEGIES {
-            for options in option_sets(&device, strategy) {
+            for options in option_sets(&device, strategy, n) {
                 let mut r32 = Reducer::<f32, Sum>::with_options(&device, options).unwrap();
                 let mut r64 = Reducer::<f64, Sum>::with_options(&device, options).unwrap();
                 let first = (r32.reduce(&d32).unwrap(), r64.reduce(&d64).unwrap());
@@ -571,7 +577,7 @@ fn last_block_counter_resets_across_many_launches() {
         let (max_len, launches) = if on_gpu(&device) { (1 << 18, 500) } else { (3000, 40) };
         let data: Vec<u32> = (0..max_len).map(|_| rng.gen_range(0..1000)).collect();
         let input = device.upload(&data).unwrap();
-        for options in option_sets(&device, Strategy::LastBlock) {
+        for options in option_sets(&device, Strategy::LastBlock, EMULATOR_LARGEST) {
             let mut reducer = Reducer::<u32, Sum>::with_options(&device, options).unwrap();
             let stream = device.stream().unwrap();
             // Enqueue them all, each with a different length (so a different grid), into
@@ -726,7 +732,7 @@ fn check_user<T: Pod + PartialEq + std::fmt::Debug, O: Reduction<T, Output = T>>
     let expected = data.iter().fold(O::default().identity(), |a, &b| O::default().combine(a, b));
     let input = device.upload(data).unwrap();
     for strategy in STRATEGIES {
-        for options in option_sets(device, strategy) {
+        for options in option_sets(device, strategy, data.len()) {
             let mut reducer = Reducer::<T, O>::with_options(device, options).unwrap();
             let got = reducer.reduce(&input).unwrap_or_else(|e| panic!("{what} {options:?}: {e}"));
             assert_eq!(got, expected, "{what} n={} {options:?}", data.len());
@@ -753,9 +759,9 @@ fn user_defined_operators_over_any_pod_type() {
 // ---------------------------------------------------------------------------------------
 // Huge sizes (GPU only)
 
-/// The GPU, when the test runs on one; the emulator is skipped for these sizes.
+/// The GPU, when there is one (these sizes do not run on the emulator).
 fn gpu_device(test: &str) -> Option<Device> {
-    test_devices(test).into_iter().find(on_gpu)
+    gpu_or_skip(test).map(Device::from)
 }
 
 #[test]

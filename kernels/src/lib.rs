@@ -1,7 +1,8 @@
 //! # warpsafe (device side)
 //!
-//! The library that GPU kernels written in Rust depend on (`#![no_std]` on the GPU). It compiles for
-//! rustc's `nvptx64-nvidia-cuda` target (through `warpsafe-build`) and for the host.
+//! The library that GPU kernels written in Rust depend on (`#![no_std]` on the GPU). It
+//! compiles for rustc's `nvptx64-nvidia-cuda` target (through `warpsafe-build`) and for
+//! the host, where it runs kernels on a CPU emulator.
 //!
 //! ## The safety model
 //!
@@ -63,8 +64,9 @@
 //! | `volatile` loads and stores | | [`atomic::load_volatile`], [`atomic::store_volatile`] | `ld.volatile`, `st.volatile` |
 //!
 //! Kernel entry points are not part of this crate: a crate that defines kernels depends on
-//! `warpsafe` and declares its own `extern "ptx-kernel"` functions, so its PTX holds its
-//! kernels and nothing of warpsafe's own (those live in `warpsafe-entry`).
+//! `warpsafe` and declares its own with [`kernel!`] (`extern "ptx-kernel"` functions on the
+//! GPU, emulator kernels on the host), so its PTX holds its kernels and nothing of
+//! warpsafe's own (those live in `warpsafe-entry`).
 //!
 //! ## On the host: the CPU emulator
 //!

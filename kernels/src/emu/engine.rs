@@ -333,8 +333,9 @@ thread_local! {
 /// from (one warp's worth).
 const RECENT: usize = 32;
 
-/// At most this many stacks are kept for reuse per OS thread.
-const POOLED_STACKS: usize = 4096;
+/// At most this many stacks are kept for reuse per OS thread (each is a mapping with a
+/// guard page, two of the kernel's memory mappings).
+const POOLED_STACKS: usize = 2048;
 
 /// Runs `f` on the launch state and the running thread.
 ///

@@ -200,7 +200,8 @@ pub struct Options {
     /// no barrier passed) after which the launch is reported as spinning forever.
     pub livelock_steps: u64,
     /// Bytes of stack for each emulated thread (kernel code built without optimisation
-    /// needs more than on the GPU).
+    /// needs more than on the GPU). Every live thread has its own stack, mapped with a
+    /// guard page: a launch keeps `max_resident_blocks` times the block size of them.
     pub stack_bytes: usize,
 }
 

@@ -75,16 +75,20 @@ use crate::thread;
 use crate::warp::{self, MatchValue};
 
 /// Traps with a message when a lane of `mask` is not converged with the caller (see the
-/// module docs; [`arch::group_lanes_missing`] is the test, which on the emulator is
-/// replaced by its exact rendezvous check). Compiled out under `--cfg warpsafe_unchecked`.
+/// module docs): [`arch::lanes_present`] is `activemask` on the GPU, and all lanes on the
+/// emulator, which checks each collective's rendezvous exactly instead. Compiled out
+/// under `--cfg warpsafe_unchecked`.
 /// The returned site names the group collective and its caller in the emulator's
 /// messages while the collective runs.
 #[inline(always)]
 #[track_caller]
 fn check_present(mask: u32, collective: &'static CStr) -> arch::Site {
     #[cfg(not(warpsafe_unchecked))]
-    if let Some(present) = arch::group_lanes_missing(mask) {
-        report_missing_lanes(collective, mask, present, Location::caller());
+    {
+        let present = arch::lanes_present();
+        if present & mask != mask {
+            report_missing_lanes(collective, mask, present, Location::caller());
+        }
     }
     #[cfg(warpsafe_unchecked)]
     let _ = mask;

@@ -7,13 +7,12 @@ use core::panic::Location;
 
 use crate::emu;
 
-/// Always `None` on the emulator: it checks every lane of a collective's mask exactly
-/// when the collective runs (a missing lane is a deadlock or a mismatch there), where
-/// the GPU can only compare the group's mask with `activemask`.
+/// All lanes, on the emulator: it checks every lane of a collective's mask exactly when
+/// the collective runs (a missing lane is a deadlock or a mismatch there), where the GPU
+/// can only compare the group's mask with `activemask`.
 #[inline]
-pub fn group_lanes_missing(mask: u32) -> Option<u32> {
-    let _ = mask;
-    None
+pub fn lanes_present() -> u32 {
+    u32::MAX
 }
 
 /// Names the collectives the caller makes while it lives: `collective` (a group method

@@ -4,18 +4,13 @@
 use core::ffi::CStr;
 use core::panic::Location;
 
-/// The lanes present with the caller when a lane of `mask` is missing, `None` when all
-/// of `mask` is present: one `activemask.b32`, a compare and a branch. `activemask` shows
-/// the lanes converged with the caller, so lanes that reach the same collective on paths
-/// that never join count as missing.
+/// The lanes present with the caller, for the group presence check (a lane of the
+/// group's mask that is not here is missing): `activemask.b32`. `activemask` shows the
+/// lanes converged with the caller, so lanes that reach the same collective on paths that
+/// never join count as missing.
 #[inline(always)]
-pub fn group_lanes_missing(mask: u32) -> Option<u32> {
-    let present = super::activemask();
-    if present & mask != mask {
-        Some(present)
-    } else {
-        None
-    }
+pub fn lanes_present() -> u32 {
+    super::activemask()
 }
 
 /// Marks the collectives that follow, while it lives, as made by `collective` at a user's

@@ -11,7 +11,9 @@
 //! warps: a barrier in divergent code is fine as long as every thread gets there.
 //! A thread that does not (it took a branch around the barrier, or returned early while
 //! others wait) deadlocks the block; an exited thread no longer counts for the whole-block
-//! forms. None of that can be checked by the compiler, hence `unsafe`.
+//! forms. None of that can be checked by the compiler, hence `unsafe`; the CPU emulator
+//! (`warpsafe::emu`, on the host) checks it when the kernel runs and reports a barrier
+//! that some live thread never reaches, naming where that thread is instead.
 //!
 //! The `.aligned` forms (`bar.sync`, which CUDA's `__syncthreads` emits) additionally
 //! promise that all threads of a warp execute the *same* barrier instruction. rustc's MIR

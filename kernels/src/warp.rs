@@ -15,6 +15,9 @@
 //! On sm_6x and older `mask` would also have to equal the set of active lanes; warpsafe
 //! targets sm_70 and newer only, where any subset of converged-or-not lanes works.
 //!
+//! The GPU checks none of these rules; the CPU emulator (`warpsafe::emu`, on the host)
+//! checks all three at every call and reports the lanes, masks and source location.
+//!
 //! Everything lowers to one PTX instruction per 32-bit word (named in each function's
 //! documentation, with its minimum architecture) through LLVM's `convergent` NVVM
 //! intrinsics, so the optimiser never moves a collective into or out of a branch.

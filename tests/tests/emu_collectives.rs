@@ -125,6 +125,21 @@ fn block_and_named_barriers() {
 }
 
 #[test]
+fn barrier_after_early_exits() {
+    for_each_seed(SEEDS, |options| {
+        let mut out = vec![u32::MAX; 2 * 64];
+        let (mut p, mut live) = (out.as_mut_ptr(), 40u32);
+        launch(&correct::barrier_after_early_exit, 2, 64, &[arg(&mut p), arg(&mut live)], options)?;
+        for (t, v) in out.iter().enumerate() {
+            let tid = t as u32 % 64;
+            assert_eq!(*v, if tid < 40 { 39 - tid } else { u32::MAX }, "thread {t}");
+        }
+        Ok(())
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
 fn dynamic_shared_memory() {
     for_each_seed(SEEDS, |options| {
         let mut out = vec![0u32; 3 * 96];

@@ -23,6 +23,18 @@ fn butterfly_without_syncwarp_is_a_race() {
 }
 
 #[test]
+fn a_write_after_a_barrier_races_with_a_neighbours_read() {
+    for seed in 0..10 {
+        let mut out = vec![0u32; 64];
+        let mut p = out.as_mut_ptr();
+        let options = Options { seed, ..Options::default() };
+        let err = launch(&misuse::race_after_barrier, 1, 64, &[arg(&mut p)], &options).expect_err("a race");
+        assert_eq!(err.kind(), ErrorKind::DataRace, "{err}");
+        assert!(err.to_string().contains("`SLOTS`"), "{err}");
+    }
+}
+
+#[test]
 fn butterfly_without_syncwarp_unchecked_runs() {
     // With the race check off the kernel runs (its results depend on the interleaving).
     let mut out = vec![0u32; 32];

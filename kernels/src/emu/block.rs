@@ -269,7 +269,7 @@ impl State {
             BarOp::Or => (0, yes > 0),
         };
         if let Some(race) = block.race.as_mut() {
-            race.synchronise(&arrived);
+            race.synchronise(&arrived, form.count.is_none());
         }
         for &l in &arrived {
             block.threads[l as usize].result = result;

@@ -12,6 +12,12 @@
 //! Every byte of shared memory remembers its last write and the reads since; an access
 //! conflicts with an earlier one by another thread, at least one of them a write, when the
 //! earlier one does not happen before it.
+//!
+//! Whole-block barriers are the common case and cost O(threads), not O(threads²): no
+//! thread knows more of thread `u`'s clock than `u` itself, so the join of all clocks is
+//! the vector of own components, which becomes a shared *floor*; each thread keeps only
+//! what it learned since (entries tagged with the floor's generation, so a new floor
+//! discards them all at once).
 
 use std::collections::HashMap;
 use std::vec;
@@ -36,9 +42,13 @@ struct Shadow {
 
 /// The race-check state of one block.
 pub(crate) struct Race {
-    /// Thread `t`'s vector clock is `clocks[t * threads..(t + 1) * threads]`.
-    clocks: Vec<u32>,
     threads: usize,
+    /// What every thread knows of every clock since the last whole-block barrier.
+    floor: Vec<u32>,
+    /// `local[t * threads + u]`: `(generation, value)`, what thread `t` learned of `u`'s
+    /// clock beyond the floor; valid while `generation` is the current one.
+    local: Vec<(u32, u32)>,
+    generation: u32,
     shadow: HashMap<usize, Shadow>,
     /// Clocks published at atomic addresses by release writes.
     published: HashMap<usize, Vec<u32>>,
@@ -46,6 +56,14 @@ pub(crate) struct Race {
     fenced: Vec<Option<Vec<u32>>>,
     /// What each thread's relaxed atomic reads saw since its last acquire fence.
     seen: Vec<Option<Vec<u32>>>,
+}
+
+/// Thread `t`'s knowledge of thread `u`'s clock, from the floor and its own entries.
+fn known(floor: &[u32], local: &[(u32, u32)], generation: u32, threads: usize, t: usize, u: usize) -> u32 {
+    match local[t * threads + u] {
+        (g, value) if g == generation => value.max(floor[u]),
+        _ => floor[u],
+    }
 }
 
 fn join(into: &mut [u32], from: &[u32]) {
@@ -56,39 +74,87 @@ fn join(into: &mut [u32], from: &[u32]) {
 
 impl Race {
     pub fn new(threads: usize) -> Race {
-        let mut clocks = vec![0; threads * threads];
-        for t in 0..threads {
-            clocks[t * threads + t] = 1;
-        }
-        Race {
-            clocks,
+        let mut race = Race {
             threads,
+            floor: vec![0; threads],
+            local: vec![(0, 0); threads * threads],
+            generation: 1,
             shadow: HashMap::new(),
             published: HashMap::new(),
             fenced: vec![None; threads],
             seen: vec![None; threads],
+        };
+        for t in 0..threads {
+            race.tick(t);
+        }
+        race
+    }
+
+    /// Thread `t`'s knowledge of thread `u`'s clock.
+    fn get(&self, t: usize, u: usize) -> u32 {
+        known(&self.floor, &self.local, self.generation, self.threads, t, u)
+    }
+
+    /// Thread `t` learns that `u`'s clock is at least `value`.
+    fn raise(&mut self, t: usize, u: usize, value: u32) {
+        if value > self.get(t, u) {
+            self.local[t * self.threads + u] = (self.generation, value);
         }
     }
 
-    fn clock(&self, t: usize) -> &[u32] {
-        &self.clocks[t * self.threads..(t + 1) * self.threads]
+    /// Thread `t` starts a new epoch of its own.
+    fn tick(&mut self, t: usize) {
+        let next = self.get(t, t) + 1;
+        self.local[t * self.threads + t] = (self.generation, next);
     }
 
-    fn clock_mut(&mut self, t: usize) -> &mut [u32] {
-        &mut self.clocks[t * self.threads..(t + 1) * self.threads]
+    /// Thread `t`'s whole vector clock.
+    fn clock(&self, t: usize) -> Vec<u32> {
+        (0..self.threads).map(|u| self.get(t, u)).collect()
     }
 
-    /// The threads `participants` pass a barrier together.
-    pub fn synchronise(&mut self, participants: &[u32]) {
-        let Some(&first) = participants.first() else { return };
-        let mut joined = self.clock(first as usize).to_vec();
+    /// Thread `t` joins `from` into its clock.
+    fn join_into(&mut self, t: usize, from: &[u32]) {
+        for (u, &value) in from.iter().enumerate() {
+            self.raise(t, u, value);
+        }
+    }
+
+    /// The threads `participants` pass a barrier together; `whole_block` when they are
+    /// every thread of the block that has not exited.
+    pub fn synchronise(&mut self, participants: &[u32], whole_block: bool) {
+        if whole_block {
+            let mut member = vec![false; self.threads];
+            for &p in participants {
+                member[p as usize] = true;
+            }
+            // A member's own component is the largest anyone knows; an exited thread's
+            // is what the members know of it.
+            let floor: Vec<u32> = (0..self.threads)
+                .map(|u| {
+                    if member[u] {
+                        self.get(u, u)
+                    } else {
+                        participants.iter().map(|&p| self.get(p as usize, u)).max().unwrap_or(self.floor[u])
+                    }
+                })
+                .collect();
+            self.floor = floor;
+            self.generation += 1;
+            for &p in participants {
+                self.tick(p as usize);
+            }
+            return;
+        }
+        let mut joined = vec![0; self.threads];
         for &p in participants {
-            join(&mut joined, self.clock(p as usize));
+            for (u, j) in joined.iter_mut().enumerate() {
+                *j = (*j).max(self.get(p as usize, u));
+            }
         }
         for &p in participants {
-            let clock = self.clock_mut(p as usize);
-            clock.copy_from_slice(&joined);
-            clock[p as usize] += 1;
+            self.join_into(p as usize, &joined);
+            self.tick(p as usize);
         }
     }
 
@@ -97,8 +163,7 @@ impl Race {
     pub fn atomic(&mut self, thread: u32, addr: usize, order: Order, read: bool, write: bool) {
         let t = thread as usize;
         if write {
-            let publish =
-                if order.releases() { Some(self.clock(t).to_vec()) } else { self.fenced[t].clone() };
+            let publish = if order.releases() { Some(self.clock(t)) } else { self.fenced[t].clone() };
             if let Some(clock) = publish {
                 match self.published.get_mut(&addr) {
                     Some(at) => join(at, &clock),
@@ -107,19 +172,18 @@ impl Race {
                     }
                 }
                 if order.releases() {
-                    self.clock_mut(t)[t] += 1;
+                    self.tick(t);
                 }
             }
         }
         if read {
-            if let Some(at) = self.published.get(&addr) {
+            if let Some(at) = self.published.get(&addr).cloned() {
                 if order.acquires() {
-                    let threads = self.threads;
-                    join(&mut self.clocks[t * threads..(t + 1) * threads], at);
+                    self.join_into(t, &at);
                 } else {
                     match &mut self.seen[t] {
-                        Some(seen) => join(seen, at),
-                        None => self.seen[t] = Some(at.clone()),
+                        Some(seen) => join(seen, &at),
+                        None => self.seen[t] = Some(at),
                     }
                 }
             }
@@ -130,10 +194,10 @@ impl Race {
     pub fn fence(&mut self, thread: u32) {
         let t = thread as usize;
         if let Some(seen) = self.seen[t].take() {
-            join(self.clock_mut(t), &seen);
+            self.join_into(t, &seen);
         }
-        self.fenced[t] = Some(self.clock(t).to_vec());
-        self.clock_mut(t)[t] += 1;
+        self.fenced[t] = Some(self.clock(t));
+        self.tick(t);
     }
 
     /// Thread `thread` reads or writes `bytes` bytes at `addr` of shared memory: the
@@ -146,10 +210,12 @@ impl Race {
         write: bool,
         site: Site,
     ) -> Option<(Access, usize)> {
-        let threads = self.threads;
-        let clock = &self.clocks[thread as usize * threads..(thread as usize + 1) * threads];
-        let now = Access { thread, clock: clock[thread as usize], site, write };
-        let unordered = |a: &Access| a.thread != thread && a.clock > clock[a.thread as usize];
+        let t = thread as usize;
+        let now = Access { thread, clock: self.get(t, t), site, write };
+        let (floor, local, generation, threads) = (&self.floor, &self.local, self.generation, self.threads);
+        let unordered = |a: &Access| {
+            a.thread != thread && a.clock > known(floor, local, generation, threads, t, a.thread as usize)
+        };
         for byte in addr..addr + bytes {
             let shadow = self.shadow.entry(byte).or_default();
             if let Some(w) = shadow.write.filter(unordered) {

@@ -355,7 +355,7 @@ impl State {
                     for (to, &l) in linears.iter_mut().zip(members) {
                         *to = base + l;
                     }
-                    race.synchronise(&linears[..members.len()]);
+                    race.synchronise(&linears[..members.len()], false);
                 }
             }
         }

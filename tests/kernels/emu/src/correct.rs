@@ -352,4 +352,27 @@ warpsafe::kernel! {
             }
         }
     }
+
+    /// Threads past `live` return at once; the others exchange values through shared
+    /// memory across a block barrier, which the exited threads no longer hold up (Volta
+    /// semantics): `out[t] = live - 1 - t` for `t < live`. Blocks of 64.
+    ///
+    /// # Safety
+    /// `out` holds 64 elements per block; `live <= 64`.
+    pub unsafe fn barrier_after_early_exit(out: *mut u32, live: u32) {
+        shared! {
+            static VALUES: [u32; 64];
+        }
+        let tid = thread::linear_thread_idx();
+        if tid >= live {
+            return;
+        }
+        // SAFETY: own element before the barrier, any live thread's element after it.
+        unsafe {
+            VALUES.write(tid as usize, tid);
+            barrier::sync();
+            let mirrored = VALUES.read((live - 1 - tid) as usize);
+            *out.add(thread::global_index_x() as usize) = mirrored;
+        }
+    }
 }

@@ -276,4 +276,25 @@ warpsafe::kernel! {
         // SAFETY: in range.
         unsafe { put(out, 1) };
     }
+
+    /// Bug: after a block barrier every thread reads its neighbour's slot and then
+    /// overwrites its own without a second barrier, so a write races with the
+    /// neighbour's read. Blocks of 64.
+    ///
+    /// # Safety
+    /// `out` holds one element per thread.
+    pub unsafe fn race_after_barrier(out: *mut u32) {
+        shared! {
+            static SLOTS: [u32; 64];
+        }
+        let tid = thread::linear_thread_idx() as usize;
+        // SAFETY: in range; the missing second barrier is the planted bug.
+        unsafe {
+            SLOTS.write(tid, tid as u32);
+            barrier::sync();
+            let next = SLOTS.read((tid + 1) % 64);
+            SLOTS.write(tid, next);
+            put(out, next);
+        }
+    }
 }

@@ -197,7 +197,9 @@ pub struct Options {
     /// Check shared-memory accesses for data races ([`ErrorKind::DataRace`]).
     pub check_races: bool,
     /// Switch points without progress (no write, no new value read, no thread finished,
-    /// no barrier passed) after which the launch is reported as spinning forever.
+    /// no barrier passed) after which the launch is reported as spinning forever. Warp
+    /// collectives are not progress (a spin may vote), so a kernel that makes more
+    /// collectives than this without writing memory needs a larger value.
     pub livelock_steps: u64,
     /// Bytes of stack for each emulated thread (kernel code built without optimisation
     /// needs more than on the GPU). Every live thread has its own stack, mapped with a

@@ -16,7 +16,7 @@ use cust::sys as cuda;
 
 use crate::driver::check;
 use crate::gpu::GpuContext;
-use crate::Error;
+use crate::{Device, Error};
 
 /// The alignment of every allocation: what `cudaMalloc` guarantees, so that code moving
 /// between backends sees the same alignment (and vector loads of any width are aligned
@@ -87,6 +87,20 @@ fn byte_size<T>(len: usize, operation: &'static str) -> Result<usize, Error> {
 }
 
 impl<T: Pod> DeviceBuffer<T> {
+    /// Whether this buffer's memory belongs to `device`: allocated in the same GPU
+    /// context, or host memory for the emulator. An empty buffer belongs to every device.
+    /// Kernels of one device must never receive another device's addresses: a GPU
+    /// cannot read host memory this way, and the emulator would read a GPU address as a
+    /// host pointer.
+    pub(crate) fn is_on(&self, device: &Device) -> bool {
+        match (&self.storage, device.as_gpu()) {
+            (Storage::Empty, _) => true,
+            (Storage::Gpu { context, .. }, Some(gpu)) => Arc::ptr_eq(context, gpu.context()),
+            (Storage::Host { .. }, None) => true,
+            _ => false,
+        }
+    }
+
     /// `len` zeroed elements on the GPU of `context`.
     pub(crate) fn gpu_zeroed(context: &Arc<GpuContext>, len: usize) -> Result<Self, Error> {
         let bytes = byte_size::<T>(len, "alloc_zeroed")?;

@@ -375,30 +375,47 @@ unsafe fn publish<T: Pod>(slots: *mut u64, block: u64, value: T, epoch: u32) {
     }
 }
 
-/// Reads block `block`'s partial from the slots [`publish`] writes, waiting for each word
-/// to carry `epoch` (a word of this launch, never one left by an earlier launch).
+/// Reads block `block`'s partial from the slots [`publish`] writes, once: the value, and
+/// whether every word carried `epoch` (else the value is not this launch's yet). No
+/// waiting, so the loads of several calls are in flight together.
+///
+/// # Safety
+/// As for [`publish`].
+#[inline(always)]
+unsafe fn read_slots<T: Pod>(slots: *mut u64, block: u64, epoch: u32) -> (T, bool) {
+    let mut value = T::zeroed();
+    let mut current = true;
+    let bytes = bytemuck::bytes_of_mut(&mut value);
+    for w in 0..slot_words::<T>() {
+        // SAFETY: the caller's contract.
+        let slot = unsafe { DeviceAtomicU64::from_ptr(slots.add(block as usize * slot_words::<T>() + w)) };
+        let tagged = slot.load(Relaxed);
+        current &= (tagged >> 32) as u32 == epoch;
+        let start = (4 * w).min(bytes.len());
+        let end = (4 * w + 4).min(bytes.len());
+        bytes[start..end].copy_from_slice(&(tagged as u32).to_ne_bytes()[..end - start]);
+    }
+    (value, current)
+}
+
+/// Reads block `block`'s partial, polling its slots until every word carries `epoch`
+/// (a word of this launch, never one left by an earlier launch).
 ///
 /// # Safety
 /// As for [`publish`]; block `block` publishes its partial with `epoch` in this launch.
 #[inline(always)]
 unsafe fn collect<T: Pod>(slots: *mut u64, block: u64, epoch: u32) -> T {
-    let mut value = T::zeroed();
-    let bytes = bytemuck::bytes_of_mut(&mut value);
-    for w in 0..slot_words::<T>() {
-        // SAFETY: the caller's contract.
-        let slot = unsafe { DeviceAtomicU64::from_ptr(slots.add(block as usize * slot_words::<T>() + w)) };
-        let tagged = loop {
-            let tagged = slot.load(Relaxed);
-            if (tagged >> 32) as u32 == epoch {
-                break tagged;
-            }
-        };
-        let start = (4 * w).min(bytes.len());
-        let end = (4 * w + 4).min(bytes.len());
-        bytes[start..end].copy_from_slice(&(tagged as u32).to_ne_bytes()[..end - start]);
+    loop {
+        // SAFETY: forwarded from the caller.
+        let (value, current) = unsafe { read_slots(slots, block, epoch) };
+        if current {
+            return value;
+        }
     }
-    value
 }
+
+/// Partials the last block's threads read per round, their loads in flight together.
+const COLLECT_BATCH: u64 = 4;
 
 /// Single-pass "last block" strategy.
 ///
@@ -460,9 +477,29 @@ pub unsafe fn last_block<T: Pod, Op: Operator<T>>(
     }
     let (start, end) = piece(share.blocks, Share::block_alone());
     let mut mine = op.identity();
-    for block in start..end {
-        // SAFETY: every block of the grid publishes its partial in this launch.
-        mine = op.combine(mine, unsafe { collect::<T>(slots, block, epoch) });
+    let mut first = start;
+    while first < end {
+        // Read up to COLLECT_BATCH partials at once; poll only those not yet arrived.
+        // (Constant-count index loops: they unroll, and the batch stays in registers.)
+        let mut batch = [(op.identity(), true); COLLECT_BATCH as usize];
+        #[allow(clippy::needless_range_loop)]
+        for k in 0..COLLECT_BATCH as usize {
+            if first + (k as u64) < end {
+                // SAFETY: every block of the grid publishes its partial in this launch.
+                batch[k] = unsafe { read_slots::<T>(slots, first + k as u64, epoch) };
+            }
+        }
+        #[allow(clippy::needless_range_loop)]
+        for k in 0..COLLECT_BATCH as usize {
+            let block = first + k as u64;
+            if block < end {
+                let (value, current) = batch[k];
+                // SAFETY: as above.
+                let value = if current { value } else { unsafe { collect::<T>(slots, block, epoch) } };
+                mine = op.combine(mine, value);
+            }
+        }
+        first += COLLECT_BATCH;
     }
     // SAFETY: every thread of this block gets here; the scratch was last used before the
     // barrier of `sync_or`.

@@ -831,3 +831,21 @@ fn huge_i32_over_2_31_elements() {
         assert_eq!(or, -1, "or {strategy:?}");
     }
 }
+
+#[test]
+fn buffers_of_another_device_are_refused() {
+    let devices = test_devices("buffers_of_another_device");
+    let [emulator, gpu] = &devices[..] else { return };
+    for (reducer_device, buffer_device) in [(gpu, emulator), (emulator, gpu)] {
+        let mut reducer = Reducer::<u32, Sum>::new(reducer_device).unwrap();
+        let foreign = buffer_device.upload(&[1u32, 2, 3]).unwrap();
+        let err = reducer.reduce(&foreign).unwrap_err();
+        assert!(matches!(err, Error::Unsupported { .. }), "{err}");
+        let mut out = reducer_device.alloc_zeroed::<u32>(1).unwrap();
+        assert!(matches!(reducer.reduce_to_device(&foreign, &mut out), Err(Error::Unsupported { .. })));
+        let own = reducer_device.upload(&[1u32, 2, 3]).unwrap();
+        let mut foreign_out = buffer_device.alloc_zeroed::<u32>(1).unwrap();
+        assert!(matches!(reducer.reduce_to_device(&own, &mut foreign_out), Err(Error::Unsupported { .. })));
+        assert_eq!(reducer.reduce(&own).unwrap(), 6);
+    }
+}

@@ -67,12 +67,13 @@
 //! Grid size: a tile is `block_threads * 4` 16-byte vectors (4096 `f32`s, 2048 `f64`s
 //! with the default 256 threads). `resident` is the multiprocessor count times the
 //! smaller of the kernel's occupancy (`cuOccupancyMaxActiveBlocksPerMultiprocessor`) and
-//! 1024 threads' worth of blocks (4 of 256: measured faster on an H100 than filling the
-//! occupancy limit), for the cooperative kernel also at most
-//! [`Device::max_cooperative_blocks`], and capped by [`ReduceOptions::max_blocks`].
-//! With `tiles = ceil(len / tile)` and `rounds = ceil(tiles / resident)`, the grid has
-//! `ceil(tiles / rounds)` blocks: one wave of resident blocks, each looping over the same
-//! number of tiles (within one), so no last round of tiles is left to a few blocks.
+//! 1024 threads' worth of blocks (4 of 256), or 1280 (5 of 256) when that would leave
+//! more than 32 tiles per block (both measured fastest on an H100), for the cooperative
+//! kernel also at most [`Device::max_cooperative_blocks`], and capped by
+//! [`ReduceOptions::max_blocks`]. With `tiles = ceil(len / tile)` and
+//! `rounds = ceil(tiles / resident)`, the grid has `ceil(tiles / rounds)` blocks: one wave
+//! of resident blocks, each looping over the same number of tiles (within one), so no last
+//! round of tiles is left to a few blocks.
 //! [`Reducer::plan`] shows the choice for a length.
 //!
 //! # Determinism
@@ -253,13 +254,13 @@ pub struct Reducer<T: Pod, O: Reduction<T>> {
     two_pass: Function,
     last_block: Function,
     cooperative: Function,
-    /// Largest grid of the two-pass kernel: one wave of resident blocks.
-    two_pass_blocks: u32,
-    /// Largest grid of the last-block kernel.
-    last_block_blocks: u32,
-    /// Largest grid of the cooperative kernel (0 when the device has no cooperative
+    /// Largest grids of the two-pass kernel: one wave of resident blocks.
+    two_pass_blocks: Caps,
+    /// Largest grids of the last-block kernel.
+    last_block_blocks: Caps,
+    /// Largest grids of the cooperative kernel (0 when the device has no cooperative
     /// launch).
-    cooperative_blocks: u32,
+    cooperative_blocks: Caps,
     /// One partial per block of the largest grid (two-pass and cooperative).
     partials: DeviceBuffer<T>,
     /// The last-block strategy's tagged partials: `grid::slot_words::<T>()` per block.
@@ -291,34 +292,70 @@ impl<T: Pod, O: Reduction<T>> std::fmt::Debug for Reducer<T, O> {
     }
 }
 
-/// Threads per multiprocessor the grids aim for: 1024, four blocks of 256 threads, each
-/// thread with four 16-byte loads in flight (64 KiB per multiprocessor, enough to cover
-/// the memory latency). Measured on an H100 (f32 sum, 2^22 to 2^28 elements): grids of
-/// four blocks per multiprocessor read 1 to 3 % faster than grids at the occupancy limit
-/// (six blocks of 256 threads at 40 registers), and never slower; more blocks only add
-/// contention for the same bandwidth.
-const THREADS_PER_MULTIPROCESSOR: u32 = 1024;
+/// Threads per multiprocessor the grids aim for when every block takes at most
+/// [`LONG_ROUNDS`] tiles: 1024, four blocks of 256 threads, each thread with four 16-byte
+/// loads in flight (64 KiB per multiprocessor). Measured on an H100 (f32 sum): from 2^22
+/// to 2^26 elements these grids read 1 to 3 % faster than grids at the occupancy limit
+/// (six blocks of 256 threads at 40 registers).
+const SHORT_THREADS_PER_MULTIPROCESSOR: u32 = 1024;
 
-/// Blocks of `function` the grids use at most: per multiprocessor the smaller of its
-/// occupancy (`cuOccupancyMaxActiveBlocksPerMultiprocessor`) and
-/// [`THREADS_PER_MULTIPROCESSOR`] worth of blocks, times the multiprocessor count. All of
-/// them are resident at once: one wave.
-fn resident_blocks(
-    device: &Device,
-    function: &Function,
-    block_threads: u32,
-    shared: u32,
-) -> Result<u32, Error> {
-    let per_multiprocessor = device.max_active_blocks_per_multiprocessor(function, block_threads, shared)?;
-    if per_multiprocessor == 0 {
-        return Err(Error::unsupported(format!(
-            "{}: a block of {block_threads} threads with {shared} bytes of shared memory cannot run on {}",
-            function.name(),
-            device.name()
-        )));
+/// Threads per multiprocessor for longer inputs: 1280, five blocks of 256 threads. At
+/// 2^27 and 2^28 `f32`s on an H100 five blocks per multiprocessor read 0.6 to 1 % faster
+/// than four (and than six): a long stream needs more loads in flight.
+const LONG_THREADS_PER_MULTIPROCESSOR: u32 = 1280;
+
+/// Tiles per block above which an input counts as long.
+const LONG_ROUNDS: u64 = 32;
+
+/// The largest grids of one kernel, for short and for long inputs (see
+/// [`SHORT_THREADS_PER_MULTIPROCESSOR`]); all their blocks are resident at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Caps {
+    short: u32,
+    long: u32,
+}
+
+impl Caps {
+    /// No grid at all (a kernel the device cannot launch this way).
+    const NONE: Caps = Caps { short: 0, long: 0 };
+
+    /// The caps of `function`: per multiprocessor the smaller of its occupancy
+    /// (`cuOccupancyMaxActiveBlocksPerMultiprocessor`) and the target's worth of blocks,
+    /// times the multiprocessor count, then at most `limit`.
+    fn of(
+        device: &Device,
+        function: &Function,
+        block_threads: u32,
+        shared: u32,
+        limit: u32,
+    ) -> Result<Caps, Error> {
+        let occupancy = device.max_active_blocks_per_multiprocessor(function, block_threads, shared)?;
+        if occupancy == 0 {
+            return Err(Error::unsupported(format!(
+                "{}: a block of {block_threads} threads with {shared} bytes of shared memory cannot run on {}",
+                function.name(),
+                device.name()
+            )));
+        }
+        let blocks = |threads: u32| {
+            let per_multiprocessor = occupancy.min((threads / block_threads).max(1));
+            per_multiprocessor.saturating_mul(device.multiprocessor_count()).min(limit)
+        };
+        Ok(Caps {
+            short: blocks(SHORT_THREADS_PER_MULTIPROCESSOR),
+            long: blocks(LONG_THREADS_PER_MULTIPROCESSOR),
+        })
     }
-    let target = (THREADS_PER_MULTIPROCESSOR / block_threads).max(1);
-    Ok(per_multiprocessor.min(target).saturating_mul(device.multiprocessor_count()))
+
+    /// The grid for `tiles` tiles: one wave of at most the short cap (the long one past
+    /// [`LONG_ROUNDS`] tiles per block), each block taking the same number of tiles
+    /// (within one), so the last round is not left to a few blocks.
+    fn blocks_for(self, tiles: u64) -> u32 {
+        let tiles = tiles.max(1);
+        let short = self.short.max(1) as u64;
+        let cap = if tiles.div_ceil(short) > LONG_ROUNDS { self.long.max(1) as u64 } else { short };
+        tiles.div_ceil(tiles.div_ceil(cap)) as u32
+    }
 }
 
 impl<T: Pod, O: Reduction<T>> Reducer<T, O> {
@@ -361,16 +398,16 @@ impl<T: Pod, O: Reduction<T>> Reducer<T, O> {
         let cooperative = module.kernel(kernels.cooperative)?;
         let threads = options.block_threads;
         let shared = shared_bytes::<T>()?;
-        let cap = |blocks: u32| options.max_blocks.map_or(blocks, |max| blocks.min(max));
-        let two_pass_blocks = cap(resident_blocks(device, &two_pass, threads, shared)?);
-        let last_block_blocks = cap(resident_blocks(device, &last_block, threads, shared)?);
+        let limit = options.max_blocks.unwrap_or(u32::MAX);
+        let two_pass_blocks = Caps::of(device, &two_pass, threads, shared, limit)?;
+        let last_block_blocks = Caps::of(device, &last_block, threads, shared, limit)?;
         let cooperative_blocks = if device.supports_cooperative_launch() {
-            let target = resident_blocks(device, &cooperative, threads, shared)?;
-            cap(device.max_cooperative_blocks(&cooperative, threads, shared)?.min(target))
+            let resident = device.max_cooperative_blocks(&cooperative, threads, shared)?;
+            Caps::of(device, &cooperative, threads, shared, limit.min(resident))?
         } else {
-            0
+            Caps::NONE
         };
-        let most = two_pass_blocks.max(last_block_blocks).max(cooperative_blocks).max(1);
+        let most = two_pass_blocks.long.max(last_block_blocks.long).max(cooperative_blocks.long).max(1);
         Ok(Reducer {
             device: device.clone(),
             options,
@@ -381,7 +418,7 @@ impl<T: Pod, O: Reduction<T>> Reducer<T, O> {
             last_block_blocks,
             cooperative_blocks,
             partials: device.alloc_zeroed(most as usize)?,
-            slots: device.alloc_zeroed(last_block_blocks.max(1) as usize * grid::slot_words::<T>())?,
+            slots: device.alloc_zeroed(last_block_blocks.long.max(1) as usize * grid::slot_words::<T>())?,
             epoch: Cell::new(0),
             sync_words: device.alloc_zeroed(2)?,
             scratch_dirty: Cell::new(false),
@@ -412,13 +449,8 @@ impl<T: Pod, O: Reduction<T>> Reducer<T, O> {
             0 => block_threads as u64 * grid::VECTORS_PER_THREAD as u64,
             elements => elements,
         };
-        // One wave of at most `cap` blocks, each taking the same number of tiles (the
-        // last round of tiles is not left to a few blocks).
-        let blocks_for = |cap: u32| {
-            let tiles = (len as u64).div_ceil(tile).max(1);
-            let rounds = tiles.div_ceil(cap.max(1) as u64);
-            tiles.div_ceil(rounds) as u32
-        };
+        let tiles = (len as u64).div_ceil(tile);
+        let blocks_for = |caps: Caps| caps.blocks_for(tiles);
         let plan = |strategy, blocks, launches| Plan { strategy, blocks, block_threads, launches };
         Ok(match self.options.strategy {
             Strategy::Auto => match blocks_for(self.last_block_blocks) {
@@ -431,7 +463,7 @@ impl<T: Pod, O: Reduction<T>> Reducer<T, O> {
             }
             Strategy::LastBlock => plan(Strategy::LastBlock, blocks_for(self.last_block_blocks), 1),
             Strategy::Cooperative => {
-                if self.cooperative_blocks == 0 {
+                if self.cooperative_blocks == Caps::NONE {
                     return Err(Error::unsupported(format!(
                         "cooperative launches on {} (Strategy::Cooperative)",
                         self.device.name()

@@ -73,7 +73,10 @@
 //! [`ReduceOptions::max_blocks`]. With `tiles = ceil(len / tile)` and
 //! `rounds = ceil(tiles / resident)`, the grid has `ceil(tiles / rounds)` blocks: one wave
 //! of resident blocks, each looping over the same number of tiles (within one), so no last
-//! round of tiles is left to a few blocks.
+//! round of tiles is left to a few blocks. An input whose grid would have fewer blocks
+//! than half the multiprocessors (but more than one) is read by smaller blocks instead
+//! (halving a block of a multiple of 64 threads, down to 64), which is faster for such
+//! launch-bound sizes.
 //! [`Reducer::plan`] shows the choice for a length.
 //!
 //! # Determinism
@@ -275,6 +278,8 @@ pub struct Reducer<T: Pod, O: Reduction<T>> {
     /// The result of [`Reducer::reduce`].
     result: DeviceBuffer<T>,
     stream: Stream,
+    /// The device's multiprocessors.
+    multiprocessors: u32,
     operator: PhantomData<fn() -> O>,
 }
 
@@ -424,6 +429,7 @@ impl<T: Pod, O: Reduction<T>> Reducer<T, O> {
             scratch_dirty: Cell::new(false),
             result: device.alloc_zeroed(1)?,
             stream: device.stream()?,
+            multiprocessors: device.multiprocessor_count(),
             operator: PhantomData,
         })
     }
@@ -444,12 +450,25 @@ impl<T: Pod, O: Reduction<T>> Reducer<T, O> {
     /// [`Error::Unsupported`] for [`Strategy::Cooperative`] on a device without
     /// cooperative launch.
     pub fn plan(&self, len: usize) -> Result<Plan, Error> {
-        let block_threads = self.options.block_threads;
-        let tile = match grid::tile_elements::<T>(block_threads) {
-            0 => block_threads as u64 * grid::VECTORS_PER_THREAD as u64,
-            elements => elements,
+        let tiles_of = |block_threads: u32| {
+            let tile = match grid::tile_elements::<T>(block_threads) {
+                0 => block_threads as u64 * grid::VECTORS_PER_THREAD as u64,
+                elements => elements,
+            };
+            (len as u64).div_ceil(tile)
         };
-        let tiles = (len as u64).div_ceil(tile);
+        // An input that gives fewer blocks than half the multiprocessors (but more than
+        // one) is read by more, smaller blocks: halve a block of a multiple of 64 threads
+        // down to 64. Measured on an H100 at 2^16 `f32`s: 64 blocks of 64 threads take
+        // 3.8 to 3.9 µs per call, 16 blocks of 256 take 4.4.
+        let mut block_threads = self.options.block_threads;
+        while block_threads >= 128
+            && block_threads.is_multiple_of(64)
+            && (2..self.multiprocessors as u64 / 2).contains(&tiles_of(block_threads))
+        {
+            block_threads /= 2;
+        }
+        let tiles = tiles_of(block_threads);
         let blocks_for = |caps: Caps| caps.blocks_for(tiles);
         let plan = |strategy, blocks, launches| Plan { strategy, blocks, block_threads, launches };
         Ok(match self.options.strategy {

@@ -99,43 +99,20 @@ impl Position {
 ///   return (earlier calls of this module's functions excepted, see the module docs).
 #[inline(always)]
 pub unsafe fn reduce<T: Pod, Op: Operator<T>>(scratch: SharedSlice<T>, value: T, op: Op) -> T {
+    // SAFETY: forwarded from the caller; the second barrier below separates this use of
+    // the warp-total slots from the next call's writes.
+    let total = unsafe { reduce_to_leader(scratch, value, op) };
     let at = Position::here();
-    let warp_total = if at.warp_is_full() {
-        // SAFETY: the warp is full (checked just above, the same answer in all its lanes)
-        // and every thread of the block reaches this call (contract).
-        unsafe { warp::reduce_full(value, op) }
-    } else {
-        warp::reduce(value, op)
-    };
     if at.warps() == 1 {
-        return warp_total;
+        return total;
     }
-    if at.lane == 0 {
-        // SAFETY: only lane 0 of this warp writes slot `warp`; the reads of the previous
-        // call were ordered before this by its barriers (module docs).
-        unsafe { scratch.write(at.warp as usize, warp_total) };
+    if at.warp == 0 && at.lane == 0 {
+        // SAFETY: only this thread writes RESULT; its readers of the previous call
+        // passed this call's first barrier before this.
+        unsafe { scratch.write(RESULT, total) };
     }
     // SAFETY: every thread of the block gets here (contract; the branch above is uniform
     // over the block).
-    unsafe { barrier::sync() };
-    if at.warp == 0 {
-        let total = if at.lane < at.warps() {
-            // SAFETY: written before the barrier, no write until the next call's first
-            // barrier.
-            unsafe { scratch.read(at.lane as usize) }
-        } else {
-            op.identity()
-        };
-        // SAFETY: the block has more than 32 threads, so warp 0 is full, and all its
-        // lanes take this branch.
-        let total = unsafe { warp::reduce_full(total, op) };
-        if at.lane == 0 {
-            // SAFETY: only this thread writes RESULT; its readers of the previous call
-            // passed this call's first barrier before this.
-            unsafe { scratch.write(RESULT, total) };
-        }
-    }
-    // SAFETY: as for the first barrier.
     unsafe { barrier::sync() };
     // SAFETY: written before the barrier; rewritten only after the next call's first one.
     unsafe { scratch.read(RESULT) }

@@ -1,16 +1,40 @@
 //! Kernel entry points: [`crate::kernel!`] declares one for both targets.
 //!
 //! On the GPU a kernel is an `extern "ptx-kernel"` function exported under its own name,
-//! which the host finds in the PTX. On the host the same declaration becomes a
-//! `static` of type `warpsafe::emu::Kernel` (same name) that the CPU emulator launches
-//! with a grid, a block shape and a dynamic shared-memory size; the host crate's launch
-//! API takes that static for either backend, so the host code names kernels by Rust path
-//! rather than by string.
+//! which the host finds in the PTX. On the host the same declaration becomes a `static`
+//! [`Kernel`] of the same name: a backend-neutral handle that records the kernel's name,
+//! its parameters and their types (the type parameter `P`, a tuple), whether it is safe to
+//! launch (`S`: [`Safe`] or [`Unsafe`]), and the host code the CPU emulator runs. The host
+//! crate's launch API takes that static for either backend and checks the launch's
+//! arguments against `P` at compile time, so host code names kernels by Rust path rather
+//! than by string, and a `u32` passed where the kernel takes a `u64` does not compile.
+//!
+//! A kernel declared `fn` (no `unsafe`) is a *safe kernel*: its body is checked as safe
+//! code, and a launch with arguments of its parameter types is a safe call. Its parameters
+//! are typed views of device buffers ([`crate::global::Slice`],
+//! [`crate::global::DisjointSlice`], [`crate::global::AtomicSlice`]) and `Pod` scalars,
+//! and every access through the views is bounds-checked. A kernel declared `unsafe fn`
+//! states in its `# Safety` section what a launch must guarantee (raw pointers and their
+//! lengths, say), and is launched only through `unsafe` calls.
 
-/// Declares a kernel entry point.
+use core::ffi::c_void;
+use core::marker::PhantomData;
+use core::ops::Deref;
+
+/// Declares kernel entry points, safe (`fn`) or not (`unsafe fn`).
 ///
-/// ```ignore
+/// ```
+/// use warpsafe::global::{DisjointSlice, Slice};
+///
 /// warpsafe::kernel! {
+///     /// `c[i] = a[i] + b[i]` for every `i` below the three lengths.
+///     pub fn vecadd(a: Slice<f32>, b: Slice<f32>, c: DisjointSlice<f32>) {
+///         let i = warpsafe::thread::index();
+///         if i.get() < a.len() && i.get() < b.len() {
+///             c.write(i, a[i] + b[i]); // bounds-checked: a trap past the end of `c`
+///         }
+///     }
+///
 ///     /// Adds one to every element.
 ///     ///
 ///     /// # Safety
@@ -23,17 +47,147 @@
 ///         }
 ///     }
 /// }
+///
+/// // On the host each is a `static` handle that records its parameters.
+/// assert_eq!(vecadd.name(), "vecadd");
+/// assert_eq!(vecadd.param_count(), 3);
+/// assert_eq!(add_one.params()[1].ty, "u64");
 /// ```
 ///
-/// Parameters are plain `Copy` values (integers, floats, raw pointers), passed by the
-/// host in declaration order. The declaring crate enables `#![feature(abi_ptx)]` when
-/// compiling for `nvptx64` (`#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]`).
+/// Parameters are passed by the host in declaration order: typed views of device buffers
+/// ([`crate::global`]), `bytemuck::Pod` scalars, and in `unsafe` kernels raw pointers. The
+/// declaring crate enables `#![feature(abi_ptx)]` when compiling for `nvptx64`
+/// (`#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]`).
 #[macro_export]
 macro_rules! kernel {
-    ($(
+    () => {};
+    (
         $(#[$attr:meta])*
         $vis:vis unsafe fn $name:ident($($arg:ident : $ty:ty),* $(,)?) $body:block
-    )*) => {$(
-        $crate::__warpsafe_kernel!($(#[$attr])* ($vis) $name ($($arg: $ty),*) $body);
-    )*};
+        $($rest:tt)*
+    ) => {
+        $crate::__warpsafe_kernel!([unsafe] Unsafe $(#[$attr])* ($vis) $name ($($arg: $ty),*) $body);
+        $crate::kernel! { $($rest)* }
+    };
+    (
+        $(#[$attr:meta])*
+        $vis:vis fn $name:ident($($arg:ident : $ty:ty),* $(,)?) $body:block
+        $($rest:tt)*
+    ) => {
+        $crate::__warpsafe_kernel!([] Safe $(#[$attr])* ($vis) $name ($($arg: $ty),*) $body);
+        $crate::kernel! { $($rest)* }
+    };
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Whether launching a kernel is safe: [`Safe`] or [`Unsafe`]. Sealed.
+pub trait Safety: sealed::Sealed {}
+
+/// A kernel declared `fn`: a launch with arguments of its parameter types is safe.
+#[derive(Clone, Copy, Debug)]
+pub struct Safe;
+
+/// A kernel declared `unsafe fn`: a launch must keep the contract in its `# Safety`
+/// section, so it is launched only by `unsafe` calls.
+#[derive(Clone, Copy, Debug)]
+pub struct Unsafe;
+
+impl sealed::Sealed for Safe {}
+impl sealed::Sealed for Unsafe {}
+impl Safety for Safe {}
+impl Safety for Unsafe {}
+
+/// One parameter of a kernel, as declared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Param {
+    /// The parameter's name.
+    pub name: &'static str,
+    /// Its type, as written in the declaration.
+    pub ty: &'static str,
+}
+
+/// What the CPU emulator calls for each thread: reads the parameters from the launch's
+/// argument pointers and runs the kernel's body.
+///
+/// # Safety (of calling it)
+/// `args` has one pointer per parameter, each to a valid value of that parameter's type,
+/// and the kernel's own contract holds.
+pub type HostEntry = unsafe fn(&[*mut c_void]);
+
+/// A kernel without its parameter types: its name, parameters and emulator entry. Every
+/// [`Kernel`] dereferences to one, for code that handles kernels of any signature.
+#[derive(Debug)]
+pub struct UntypedKernel {
+    name: &'static str,
+    params: &'static [Param],
+    entry: HostEntry,
+}
+
+impl UntypedKernel {
+    #[doc(hidden)]
+    pub const fn __new(name: &'static str, params: &'static [Param], entry: HostEntry) -> UntypedKernel {
+        UntypedKernel { name, params, entry }
+    }
+
+    /// The kernel's name (its PTX entry's name on the GPU).
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// How many parameters the kernel takes.
+    pub fn param_count(&self) -> usize {
+        self.params.len()
+    }
+
+    /// The parameters, in declaration order.
+    pub fn params(&self) -> &'static [Param] {
+        self.params
+    }
+
+    /// The host code the emulator runs for each thread.
+    pub fn host_entry(&self) -> HostEntry {
+        self.entry
+    }
+}
+
+/// A kernel entry point declared with [`crate::kernel!`]: on the host, a `static` of the
+/// kernel's name. `P` is the tuple of its parameter types and `S` says whether a launch is
+/// safe ([`Safe`]) or not ([`Unsafe`]); the host's launch API checks a launch's arguments
+/// against `P` at compile time.
+#[repr(transparent)]
+pub struct Kernel<P, S: Safety = Safe> {
+    untyped: UntypedKernel,
+    signature: PhantomData<fn(P) -> S>,
+}
+
+impl<P, S: Safety> Kernel<P, S> {
+    #[doc(hidden)]
+    pub const fn __new(untyped: UntypedKernel) -> Kernel<P, S> {
+        Kernel { untyped, signature: PhantomData }
+    }
+
+    /// The kernel without its parameter types.
+    pub const fn untyped(&self) -> &UntypedKernel {
+        &self.untyped
+    }
+}
+
+impl<P, S: Safety> Deref for Kernel<P, S> {
+    type Target = UntypedKernel;
+
+    fn deref(&self) -> &UntypedKernel {
+        &self.untyped
+    }
+}
+
+impl<P, S: Safety> core::fmt::Debug for Kernel<P, S> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Kernel")
+            .field("name", &self.untyped.name)
+            .field("params", &self.untyped.params)
+            .finish()
+    }
 }

@@ -28,7 +28,43 @@
 //!    location, block, warp, lane and both masks, then `trap` (the host gets
 //!    `Error::KernelFailed` naming the kernel). The check costs one `activemask`, a compare
 //!    and a branch per collective (measured by `warpsafe-bench`'s `group-checks`: see the
-//!    README); building with `--cfg warpsafe_unchecked` removes it explicitly.
+//!    README); removing it is an explicit `unsafe` call in the code that relies on it,
+//!    never a build flag.
+//!
+//! ## Safe kernels
+//!
+//! A kernel declared with [`kernel!`] as a plain `fn` is a *safe kernel*: its body is
+//! checked as safe code, and the host launches it with a safe call whose arguments are
+//! checked against the kernel's parameter types at compile time
+//! (`device.launch(&vecadd, config, (&a, &b, &mut c))` in `warpsafe-host`). Memory comes in
+//! as typed views ([`global`]) and block-shared arrays ([`shared!`]):
+//!
+//! ```
+//! use warpsafe::global::{DisjointSlice, Slice};
+//!
+//! warpsafe::kernel! {
+//!     /// `c[i] = a[i] + b[i]`.
+//!     pub fn vecadd(a: Slice<f32>, b: Slice<f32>, c: DisjointSlice<f32>) {
+//!         for i in warpsafe::thread::grid_stride(c.len()) {
+//!             c.write(i, a[i] + b[i]); // each index checked against its view's length
+//!         }
+//!     }
+//! }
+//! # assert_eq!(vecadd.params()[2].ty, "DisjointSlice<f32>");
+//! ```
+//!
+//! Three tiers, each explicit in the source:
+//!
+//! | tier | what you write | what is checked, and where | what it costs |
+//! | --- | --- | --- | --- |
+//! | safe | `fn` kernels; [`global::Slice`], [`global::DisjointSlice`], [`global::AtomicSlice`], [`shared::SharedArray::write_own`], [`shared::SharedArray::atomic`], [`group`] collectives, `Pod` scalars | launch arity and types at compile time; buffers of the launching device, shapes, cooperative grids on the host before the launch; every index at run time (a trap with kernel, block, thread, index, length and file:line on the GPU, `ErrorKind::GlobalOutOfBounds`/`SharedOutOfBounds` on the emulator); group presence at run time; one writer per `DisjointSlice` element by construction ([`thread::Index`]) | a compare and a not-taken branch per access, most of them removed by LLVM in loops bounded by the view's length; one `activemask` per group collective |
+//! | `unsafe` with a stated contract | `unsafe { .. }` in a safe kernel with a `// SAFETY:` line: reads of shared memory other threads wrote ([`shared::SharedArray::read`]), block barriers ([`barrier`]), [`global::Slice::get_unchecked`], [`shared::SharedSlice::read_unchecked`], the raw [`warp`] collectives | what the contract says is the caller's to prove; the CPU emulator checks races, barriers and masks when the kernel runs | nothing beyond the instruction |
+//! | raw | `unsafe fn` kernels over raw pointers, launched with `unsafe` calls (`Device::launch_unsafe` with typed arguments, `Device::launch_raw` with a `*mut c_void` array) | the argument count, and on the emulator the warp rules | nothing |
+//!
+//! What still needs `unsafe`, and why: a shared-memory read of another thread's write
+//! needs a barrier between the two, which depends on every thread's path through the
+//! kernel, not on a type; a block barrier deadlocks the block unless every live thread
+//! reaches it; the raw collectives trust their masks. Each is checked by the emulator.
 //!
 //! Ordering between threads goes through [`fence`] (scoped `fence.sc`/`fence.acq_rel`)
 //! and [`atomic`] (scoped atomics whose ordering is a type parameter, so an ordering PTX
@@ -56,6 +92,14 @@
 //! | `cg::invoke_one` / `elect.sync` | | [`warp::elect_sync`] (lowest-lane fallback before sm_90) | `elect.sync` |
 //! | `cg::tiled_partition<N>`, `coalesced_threads`, `labeled_partition`, `binary_partition` | [`group::Warp::tiles`], [`group::Coalesced::active`], [`group::Group::labeled_partition`], [`group::Group::binary_partition`] | | |
 //! | `cg::reduce`, `cg::inclusive_scan`, `cg::exclusive_scan` | [`group::Group::reduce`], [`group::Group::inclusive_scan`], [`group::Group::exclusive_scan`] | | shuffles |
+//! | `__global__ void f(const float* a, float* c, int n)` | [`kernel!`] `fn f(a: global::Slice<f32>, c: global::DisjointSlice<f32>)` | `unsafe fn f(a: *const f32, c: *mut f32, n: u64)` | `.entry` |
+//! | `f<<<grid, block, shmem>>>(args)` | `device.launch(&f, LaunchConfig { grid, block, shared_mem_bytes }, (&a, &mut c))` (`warpsafe-host`) | `device.launch_raw(&f, config, &kernel_args![..])` | `cuLaunchKernel` |
+//! | `cudaMalloc` + `cudaMemcpy`, `cudaMemset(p, 0, n)` | `device.upload(&host)`, `buffer.download()`, `device.alloc_zeroed(n)` (`warpsafe-host`) | `DeviceBuffer::device_address` | `cuMemAlloc`, `cuMemcpy*`, `cuMemsetD8` |
+//! | `const T* __restrict__` + length; `T*` where thread `i` writes `out[i]` | [`global::Slice`]; [`global::DisjointSlice`] with [`thread::index`], [`thread::grid_stride`] | `Slice::get_unchecked`, `DisjointSlice::write_unchecked` | `ld`/`st` (the slice's vector loads: `ld.global.nc`) |
+//! | `atomicAdd(&out[i], v)` on global memory | [`global::AtomicSlice::at`]`(i).fetch_add(v, Relaxed)` | [`atomic::Atomic::from_ptr`] | `atom.relaxed.gpu.add` |
+//! | `__shared__ T a[N]` | [`shared!`] `static A: [T; N];`, [`shared::SharedArray::write_own`] / `read_own` | [`shared::SharedArray::read`] / `write` | `.shared` |
+//! | `extern __shared__ T a[]` | | [`shared::dynamic`] | `.extern .shared` |
+//! | `atomicAdd(&a[i], v)` on shared memory, `atomicAdd_block` | [`shared::SharedArray::atomic`]`(i).fetch_add(v, Relaxed)` | `BlockAtomicU32::from_ptr` | `atom.relaxed.cta.add` |
 //! | `__syncthreads`, `__syncthreads_count/and/or` | | [`barrier::sync`], [`barrier::sync_count`], [`barrier::sync_and`], [`barrier::sync_or`] | `barrier.sync 0`, `barrier.red.*` |
 //! | named barrier `bar.sync id, n` | | [`barrier::sync_named`] | `barrier.sync id, count` |
 //! | `__threadfence_block`, `__threadfence`, `__threadfence_system` | [`fence::block_sc`], [`fence::device_sc`], [`fence::system_sc`] (`acq_rel`: [`fence::block`], [`fence::device`], [`fence::system`]) | | `fence.sc.{cta,gpu,sys}` |
@@ -82,7 +126,7 @@
 // nvptx64 is still experimental; it is used only for non-collective instructions.
 #![cfg_attr(
     target_arch = "nvptx64",
-    feature(link_llvm_intrinsics, asm_experimental_arch),
+    feature(link_llvm_intrinsics, asm_experimental_arch, allow_internal_unstable),
     allow(internal_features)
 )]
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]
@@ -93,6 +137,7 @@ pub mod barrier;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod emu;
 pub mod fence;
+pub mod global;
 pub mod group;
 pub mod kernel;
 pub mod op;

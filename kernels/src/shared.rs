@@ -1,17 +1,33 @@
 //! Block-shared memory: arrays every thread of a block can read and write.
 //!
-//! The hardware rule: shared memory lives as long as its block, and nothing orders one
-//! thread's accesses with another's except a barrier ([`crate::barrier`], or
-//! [`crate::group::Group::sync`] for the lanes of one warp) or an atomic with a fence.
-//! Two threads touching the same element with at least one write and no barrier between
-//! is a data race: the value read is whatever the hardware's timing gives.
+//! The hardware rule: shared memory lives as long as its block, starts with whatever the
+//! previous block left there, and nothing orders one thread's accesses with another's
+//! except a barrier ([`crate::barrier`], or [`crate::group::Group::sync`] for the lanes of
+//! one warp) or an atomic with a fence. Two threads touching the same element with at
+//! least one write and no barrier between is a data race: the value read is whatever the
+//! hardware's timing gives.
 //!
-//! What warpsafe checks: every index. [`SharedSlice::read`] and [`SharedSlice::write`]
-//! compare the index with the length and, past the end, report the source location,
-//! block, thread, index and length, then trap (on the CPU emulator the launch fails with
-//! the same facts); `--cfg warpsafe_unchecked` removes the check. Races cannot be checked
-//! on the GPU, so the accessors stay `unsafe` there; the emulator checks them (see
-//! `warpsafe::emu`).
+//! What warpsafe checks: every index. Every accessor compares the index with the length
+//! and, past the end, reports the source location, block, thread, index and length, then
+//! traps (on the CPU emulator the launch fails with the same facts). The only way around
+//! the check is the explicit `unsafe` [`SharedSlice::read_unchecked`] /
+//! [`SharedSlice::write_unchecked`]. Elements are `bytemuck::AnyBitPattern`, so reading
+//! one that no thread wrote yet gives garbage, never an invalid value.
+//!
+//! What needs no `unsafe`, because the API itself rules the race out:
+//! - a thread's own slot of a static array, [`SharedArray::write_own`] /
+//!   [`SharedArray::read_own`]: element [`crate::thread::linear_thread_idx`], which no
+//!   other thread of the block writes through these methods;
+//! - atomics on a static array's elements, [`SharedArray::atomic`] (block scope: a block
+//!   histogram, a block-wide counter).
+//!
+//! What still needs `unsafe`, and why: reading another thread's slot, and any write to an
+//! element other threads read ([`SharedArray::read`], [`SharedArray::write`],
+//! [`SharedSlice`]). Whether a barrier separates the two is a property of every thread's
+//! path through the kernel, which a type cannot see; on the GPU the race would go
+//! unnoticed, so the caller states it (`// SAFETY: written before the barrier above`), and
+//! the CPU emulator checks it (see `warpsafe::emu`). The dynamic window ([`dynamic`]) is
+//! never accessed safely: views of it with different element types overlap.
 //!
 //! Two kinds of storage:
 //! - static, declared with [`crate::shared!`] at item level (`static PARTIALS: [f32; 32];`):
@@ -19,18 +35,27 @@
 //! - dynamic, [`dynamic`]: the window whose size the host passes at launch
 //!   (`shared_mem_bytes`), like CUDA's `extern __shared__`.
 //!
-//! ```ignore
+//! ```
 //! warpsafe::shared! {
 //!     /// One partial per warp of the block.
 //!     static PARTIALS: [f32; 32];
 //! }
+//! # fn body(partial: f32) {
 //! // in a kernel: SAFETY: each warp's lane 0 writes its own slot, a barrier follows.
-//! unsafe { PARTIALS.write(warp as usize, partial) };
+//! let warp = warpsafe::thread::warp_idx() as usize;
+//! unsafe { PARTIALS.write(warp, partial) };
+//! # }
 //! ```
 
-use crate::arch;
 use core::marker::PhantomData;
 use core::panic::Location;
+
+use bytemuck::AnyBitPattern;
+
+use crate::arch::{self, Memory};
+use crate::atomic::{Atomic, Block};
+use crate::global::AtomicElement;
+use crate::thread;
 
 /// The storage behind one [`crate::shared!`] declaration (implemented by the macro).
 ///
@@ -38,8 +63,9 @@ use core::panic::Location;
 /// `base()` returns, in every block, the start of that block's own `LEN` elements of
 /// `Elem`, aligned for `Elem`, valid for the whole life of the block.
 pub unsafe trait SharedStorage {
-    /// The element type.
-    type Elem: Copy;
+    /// The element type: any bit pattern is a valid value, since shared memory starts
+    /// with whatever the last block left there.
+    type Elem: AnyBitPattern;
     /// Number of elements.
     const LEN: usize;
     /// The calling block's first element.
@@ -77,6 +103,54 @@ impl<S: SharedStorage> SharedArray<S> {
     #[inline(always)]
     pub fn slice(&self) -> SharedSlice<S::Elem> {
         SharedSlice { base: S::base(), len: S::LEN }
+    }
+
+    /// Writes the calling thread's own slot, element
+    /// [`thread::linear_thread_idx`] (bounds-checked). No other thread writes that
+    /// element through this method, so it needs no `unsafe`; another thread that reads it
+    /// ([`SharedArray::read`]) needs a barrier after this write.
+    #[track_caller]
+    #[inline(always)]
+    pub fn write_own(&self, value: S::Elem) {
+        let slice = self.slice();
+        let index = thread::linear_thread_idx() as usize;
+        slice.check(index);
+        // SAFETY: index < len (checked); only this thread writes its own slot through the
+        // safe API, and every other access of it is an `unsafe` read whose caller orders
+        // it after this write.
+        unsafe { arch::shared_write(slice.base.add(index), value) }
+    }
+
+    /// Reads the calling thread's own slot, element [`thread::linear_thread_idx`]
+    /// (bounds-checked): what it last wrote there with [`SharedArray::write_own`].
+    #[track_caller]
+    #[inline(always)]
+    pub fn read_own(&self) -> S::Elem {
+        let slice = self.slice();
+        let index = thread::linear_thread_idx() as usize;
+        slice.check(index);
+        // SAFETY: index < len (checked); the element is written only by this thread
+        // through the safe API (an `unsafe` write of it by another thread is that
+        // caller's race to rule out).
+        unsafe { arch::shared_read(slice.base.add(index)) }
+    }
+
+    /// Element `index` of the calling block's copy as a block-scope atomic
+    /// (bounds-checked): `fetch_add`, `add`, `fetch_max`, ... with [`crate::atomic`]'s
+    /// typed orderings, safe because atomics never race. Block scope, since a shared array
+    /// is seen by the threads of one block only.
+    #[track_caller]
+    #[inline(always)]
+    pub fn atomic(&self, index: usize) -> &Atomic<S::Elem, Block>
+    where
+        S::Elem: AtomicElement,
+    {
+        let slice = self.slice();
+        slice.check(index);
+        // SAFETY: index < len: the element lies in the block's copy, aligned for its type,
+        // for the whole life of the block; mixing it with plain accesses is a race only
+        // `unsafe` accessors can make.
+        unsafe { Atomic::from_ptr(slice.base.add(index)) }
     }
 
     /// Reads element `index` of the calling block's copy (bounds-checked).
@@ -140,9 +214,8 @@ impl<T: Copy> SharedSlice<T> {
     #[track_caller]
     #[inline(always)]
     fn check(&self, index: usize) {
-        #[cfg(not(warpsafe_unchecked))]
         if index >= self.len {
-            arch::shared_index_out_of_bounds(index, self.len, Location::caller());
+            arch::index_out_of_bounds(Memory::Shared, index, self.len, Location::caller());
         }
     }
 
@@ -173,6 +246,30 @@ impl<T: Copy> SharedSlice<T> {
     }
 }
 
+impl<T: Copy> SharedSlice<T> {
+    /// Reads element `index` without the bounds check.
+    ///
+    /// # Safety
+    /// `index < self.len()`, and as for [`SharedSlice::read`].
+    #[track_caller]
+    #[inline(always)]
+    pub unsafe fn read_unchecked(&self, index: usize) -> T {
+        // SAFETY: in bounds and race-free by the caller's promise.
+        unsafe { arch::shared_read(self.base.add(index)) }
+    }
+
+    /// Writes element `index` without the bounds check.
+    ///
+    /// # Safety
+    /// `index < self.len()`, and as for [`SharedSlice::write`].
+    #[track_caller]
+    #[inline(always)]
+    pub unsafe fn write_unchecked(&self, index: usize, value: T) {
+        // SAFETY: in bounds and race-free by the caller's promise.
+        unsafe { arch::shared_write(self.base.add(index), value) }
+    }
+}
+
 /// The block's dynamic shared memory as elements of `T`: as many whole elements as the
 /// launch's `shared_mem_bytes` holds. The window starts 16-byte aligned, so `T` may
 /// need at most 16-byte alignment (checked at compile time).
@@ -185,15 +282,17 @@ pub fn dynamic<T: bytemuck::Pod>() -> SharedSlice<T> {
 
 /// Declares a statically sized block-shared array at item level.
 ///
-/// ```ignore
+/// ```
 /// warpsafe::shared! {
 ///     /// Scratch for the block reduction.
 ///     static SCRATCH: [u64; 32];
 /// }
+/// assert_eq!(SCRATCH.len(), 32);
 /// ```
 ///
 /// The name becomes a [`SharedArray`]; a module of the same name holds its storage type.
-/// The element type must be `Copy`; the length must be positive.
+/// The element type must be `bytemuck::AnyBitPattern` (shared memory starts as garbage,
+/// so a `bool` or a reference does not compile); the length must be positive.
 #[macro_export]
 macro_rules! shared {
     ($(#[$attr:meta])* $vis:vis static $name:ident : [$elem:ty; $len:expr];) => {

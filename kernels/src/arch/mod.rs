@@ -58,6 +58,15 @@ pub const fn shared_alignment(element_alignment: usize) -> usize {
     }
 }
 
+/// The memory a checked index addresses, for the out-of-bounds report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Memory {
+    /// Block-shared memory (a [`crate::shared!`] array or the dynamic window).
+    Shared,
+    /// Global memory (a [`crate::global`] view of a device buffer).
+    Global,
+}
+
 /// A `(x, y, z)` triple of special-register values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dim3 {

@@ -177,12 +177,21 @@ pub(crate) fn shared_access<R>(
 }
 
 /// A shared-memory index past the end of its array: ends the launch.
-pub(crate) fn shared_out_of_bounds(index: usize, len: usize, at: &'static Location<'static>) -> ! {
+pub(crate) fn index_out_of_bounds(
+    memory: crate::arch::Memory,
+    index: usize,
+    len: usize,
+    at: &'static Location<'static>,
+) -> ! {
+    let (kind, what) = match memory {
+        crate::arch::Memory::Shared => (ErrorKind::SharedOutOfBounds, "a shared array"),
+        crate::arch::Memory::Global => (ErrorKind::GlobalOutOfBounds, "a global buffer"),
+    };
     let message = engine::with(|state, t| {
         let site = state.site(t, at);
-        format!("{} accessed index {index} of a shared array of length {len} {site}", state.who(t))
+        format!("{} accessed index {index} of {what} of length {len} {site}", state.who(t))
     });
-    engine::abort_thread(ErrorKind::SharedOutOfBounds, message)
+    engine::abort_thread(kind, message)
 }
 
 /// A kernel was entered with the wrong number of arguments.

@@ -23,8 +23,9 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 
 use super::block::{self, Block};
 use super::warp;
-use super::{Error, ErrorKind, Kernel, LaunchConfig, Options};
+use super::{Error, ErrorKind, LaunchConfig, Options};
 use crate::arch::Dim3;
+use crate::kernel::UntypedKernel;
 
 /// A thread of a resident block: its block's slot in the upper bits, its linear index in
 /// the block (below 1024) in the lower ten.
@@ -309,7 +310,7 @@ impl State {
 struct Engine {
     state: RefCell<State>,
     current: Cell<Tid>,
-    kernel: *const Kernel,
+    kernel: *const UntypedKernel,
     args: *const [*mut c_void],
 }
 
@@ -440,13 +441,13 @@ pub(crate) fn trap(at: &'static Location<'static>) -> ! {
 /// # Safety
 /// As for [`super::launch`].
 pub(crate) unsafe fn run(
-    kernel: &Kernel,
+    kernel: &UntypedKernel,
     config: &LaunchConfig,
     args: &[*mut c_void],
     options: &Options,
 ) -> Result<(), Error> {
     let invalid =
-        |message: String| Err(Error::new(ErrorKind::InvalidLaunch, options.seed, kernel.name, message));
+        |message: String| Err(Error::new(ErrorKind::InvalidLaunch, options.seed, kernel.name(), message));
     if in_launch() {
         return invalid("a kernel cannot launch another kernel on the emulator".into());
     }
@@ -459,7 +460,7 @@ pub(crate) unsafe fn run(
     install_panic_hook();
     let engine = Engine {
         state: RefCell::new(State {
-            kernel: kernel.name,
+            kernel: kernel.name(),
             config: *config,
             options: options.clone(),
             rng: Rng(options.seed),
@@ -475,6 +476,11 @@ pub(crate) unsafe fn run(
         args,
     };
     ENGINE.with(|e| e.set(&engine));
+    // Clears ENGINE however `run` ends, a panic of the scheduler included: a later launch,
+    // or a device function called outside one, must never see a dangling engine. Declared
+    // before the coroutines, so that it is dropped after them (their unwinding may still
+    // reach the engine).
+    let published = Published;
     let mut coroutines: Vec<Vec<Option<ThreadCoroutine>>> = (0..slots).map(|_| Vec::new()).collect();
     let mut outcome = Ok(());
     for (slot, threads) in coroutines.iter_mut().enumerate() {
@@ -487,6 +493,10 @@ pub(crate) unsafe fn run(
         engine.state.borrow_mut().fail(ErrorKind::InvalidLaunch, message);
     }
     loop {
+        #[cfg(test)]
+        if tests::PANIC_IN_SCHEDULER.with(Cell::get) {
+            panic!("a planted panic of the scheduler");
+        }
         let next = engine.state.borrow_mut().pick();
         let Some(t) = next else { break };
         let (slot, linear) = split(t);
@@ -510,26 +520,36 @@ pub(crate) unsafe fn run(
         }
     }
     teardown(&mut coroutines, options.stack_bytes);
-    ENGINE.with(|e| e.set(core::ptr::null()));
+    drop(coroutines);
+    drop(published);
     match engine.state.into_inner().error {
         Some(error) => Err(error),
         None => Ok(()),
     }
 }
 
+/// While it lives, `ENGINE` names the running launch's engine; dropping it clears that.
+struct Published;
+
+impl Drop for Published {
+    fn drop(&mut self) {
+        ENGINE.with(|e| e.set(core::ptr::null()));
+    }
+}
+
 /// Why the GPU would refuse this launch, if it would.
 fn launch_problem(
-    kernel: &Kernel,
+    kernel: &UntypedKernel,
     config: &LaunchConfig,
     args: &[*mut c_void],
     options: &Options,
 ) -> Option<String> {
     let (g, b) = (config.grid, config.block);
     let threads = b.x as u64 * b.y as u64 * b.z as u64;
-    if args.len() != kernel.params {
+    if args.len() != kernel.param_count() {
         return Some(format!(
             "the kernel takes {} parameters but {} arguments were passed",
-            kernel.params,
+            kernel.param_count(),
             args.len()
         ));
     }
@@ -598,7 +618,8 @@ fn thread_main(engine: *const Engine, t: Tid, yielder: &Yielder<(), ()>) {
     let (kernel, args) = unsafe { (&*engine.kernel, &*engine.args) };
     // SAFETY: the launch's contract: `args` holds valid values of the kernel's
     // parameters, and the kernel's own contract holds.
-    let outcome = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| unsafe { (kernel.entry)(args) }));
+    let outcome =
+        std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| unsafe { (kernel.host_entry())(args) }));
     if let Err(payload) = outcome {
         if TEARDOWN.with(Cell::get) {
             std::panic::resume_unwind(payload);
@@ -677,4 +698,40 @@ fn teardown(coroutines: &mut [Vec<Option<ThreadCoroutine>>], stack_bytes: usize)
         }
     }
     TEARDOWN.with(|t| t.set(false));
+}
+
+#[cfg(test)]
+mod tests {
+    use core::cell::Cell;
+    use core::ffi::c_void;
+
+    use super::in_launch;
+    use crate::emu::{launch, LaunchConfig, Options};
+    use crate::kernel::UntypedKernel;
+
+    std::thread_local! {
+        /// Makes the scheduler loop panic, to test what a panic there leaves behind.
+        pub(super) static PANIC_IN_SCHEDULER: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// # Safety
+    /// Takes no arguments and touches no memory.
+    unsafe fn nothing(_: &[*mut c_void]) {}
+
+    static NOTHING: UntypedKernel = UntypedKernel::__new("nothing", &[], nothing);
+
+    #[test]
+    fn a_scheduler_panic_leaves_no_dangling_engine() {
+        PANIC_IN_SCHEDULER.with(|p| p.set(true));
+        let run = std::panic::catch_unwind(|| {
+            // SAFETY: the kernel takes no arguments.
+            unsafe { launch(&NOTHING, &LaunchConfig::linear(1, 32), &[], &Options::default()) }
+        });
+        PANIC_IN_SCHEDULER.with(|p| p.set(false));
+        assert!(run.is_err(), "the planted panic did not happen");
+        assert!(!in_launch(), "the engine of the panicked launch is still published");
+        // SAFETY: as above.
+        let again = unsafe { launch(&NOTHING, &LaunchConfig::linear(1, 32), &[], &Options::default()) };
+        assert_eq!(again, Ok(()));
+    }
 }

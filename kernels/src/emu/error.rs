@@ -21,6 +21,8 @@ pub enum ErrorKind {
     BarrierMismatch,
     /// A shared-memory index past the end of its array.
     SharedOutOfBounds,
+    /// An index past the end of a global-memory view ([`crate::global`]).
+    GlobalOutOfBounds,
     /// Two threads accessed one shared-memory location, at least one writing, without
     /// synchronisation between them.
     DataRace,
@@ -39,6 +41,7 @@ impl ErrorKind {
             ErrorKind::Deadlock => "deadlock",
             ErrorKind::BarrierMismatch => "block barrier not reached by every thread",
             ErrorKind::SharedOutOfBounds => "shared-memory index out of bounds",
+            ErrorKind::GlobalOutOfBounds => "global-memory index out of bounds",
             ErrorKind::DataRace => "shared-memory data race",
             ErrorKind::Trap => "trap",
             ErrorKind::ShuffleFromInactiveLane => "shuffle from a lane outside its mask",

@@ -4,7 +4,7 @@
 //! Compiled for the host, the crate's [`arch`](crate::arch) layer drives this emulator
 //! instead of PTX instructions, so the same kernel source (declared with
 //! [`kernel!`](crate::kernel!)) runs unchanged: on the host each kernel is a `static`
-//! [`Kernel`] that [`launch`] runs with a grid, a block shape and a dynamic shared-memory
+//! [`Kernel`](crate::kernel::Kernel) that [`launch`] runs with a grid, a block shape and a dynamic shared-memory
 //! size.
 //!
 //! # What is modelled
@@ -125,39 +125,7 @@ pub(crate) use warp::{Op, Redux, Shfl, Vote};
 use core::ffi::c_void;
 
 pub use crate::arch::Dim3;
-
-/// A kernel entry point as the emulator sees it: made on the host by
-/// [`kernel!`](crate::kernel!) as a `static` of the kernel's name.
-pub struct Kernel {
-    name: &'static str,
-    params: usize,
-    entry: unsafe fn(&[*mut c_void]),
-}
-
-impl Kernel {
-    /// Used by [`kernel!`](crate::kernel!): the kernel's name, its number of parameters
-    /// and the function that reads them and runs the body for the calling thread.
-    #[doc(hidden)]
-    pub const fn __new(name: &'static str, params: usize, entry: unsafe fn(&[*mut c_void])) -> Kernel {
-        Kernel { name, params, entry }
-    }
-
-    /// The kernel's name (its PTX entry's name on the GPU).
-    pub fn name(&self) -> &'static str {
-        self.name
-    }
-
-    /// How many parameters the kernel takes.
-    pub fn param_count(&self) -> usize {
-        self.params
-    }
-}
-
-impl core::fmt::Debug for Kernel {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Kernel").field("name", &self.name).field("params", &self.params).finish()
-    }
-}
+use crate::kernel::UntypedKernel;
 
 /// The shape of a launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -246,7 +214,7 @@ impl Default for Options {
 /// kernel's own contract (the memory its pointer parameters name) holds, as for a GPU
 /// launch.
 pub unsafe fn launch(
-    kernel: &Kernel,
+    kernel: &UntypedKernel,
     config: &LaunchConfig,
     args: &[*mut c_void],
     options: &Options,

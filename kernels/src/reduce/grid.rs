@@ -34,12 +34,11 @@
 //! the block then combines its threads in rank order. The host sizes the grid so that
 //! every block takes the same number of tiles (within one).
 //!
-//! The loads of the input are `ld.global.nc.v4` (through the read-only data cache): the
-//! kernels take the input as `&[T; 0]`, a reference to zero bytes that gives the
-//! parameter LLVM's `noalias readonly` (CUDA C++'s `const T* __restrict__`) without
-//! claiming that any byte is dereferenceable; the elements are read through a raw
-//! pointer derived from it. Partials written during the same launch by other blocks are
-//! read with coherent loads after the synchronisation that orders them.
+//! The vectors of the input are loaded with `ld.global.nc.v4.b32` (through the read-only
+//! data cache, CUDA C++'s `__ldg`), which is right because the kernels take the input as
+//! a read-only [`Slice`]: nothing writes it during the launch. Partials written during
+//! the same launch by other blocks are read with coherent loads after the
+//! synchronisation that orders them.
 //!
 //! Any other operator or element type (and an input address that cannot reach a 16-byte
 //! boundary in whole elements) is read in index order: block `b` takes the `b`-th of
@@ -49,8 +48,8 @@
 //!
 //! # Kernel parameters
 //! The entry points that [`crate::reduce_kernels!`] declares, which the host's
-//! `Reducer` launches, take the input as `&[T; 0]` and its length as `u64` (inputs of
-//! more than 2^31 elements work), and must be launched with [`shared_bytes`]`::<T>()`
+//! `Reducer` launches, take the input as a [`Slice`] (its length travels with it; inputs
+//! of more than 2^31 elements work), and must be launched with [`shared_bytes`]`::<T>()`
 //! bytes of dynamic shared memory (the block reduction's scratch).
 
 use core::mem::size_of;
@@ -58,9 +57,11 @@ use core::mem::size_of;
 use bytemuck::Pod;
 
 use super::block;
+use crate::arch;
 use crate::atomic::{DeviceAtomicU32, DeviceAtomicU64, Relaxed};
 use crate::barrier;
 use crate::fence;
+use crate::global::Slice;
 use crate::op::Operator;
 use crate::shared::{self, SharedSlice};
 use crate::thread;
@@ -135,6 +136,23 @@ impl Share {
     }
 }
 
+/// Loads one 16-byte vector through the read-only cache, as two 64-bit words for 64-bit
+/// elements (which then need no repacking: fewer registers) and four 32-bit words
+/// otherwise.
+///
+/// # Safety
+/// As for [`arch::load_global_nc_16`].
+#[inline(always)]
+unsafe fn load_vector<T>(ptr: *const Vector) -> Vector {
+    if size_of::<T>() == 8 {
+        // SAFETY: forwarded from the caller.
+        Vector(bytemuck::cast(unsafe { arch::load_global_nc_16_b64(ptr.cast()) }))
+    } else {
+        // SAFETY: forwarded from the caller.
+        Vector(bytemuck::cast(unsafe { arch::load_global_nc_16(ptr.cast()) }))
+    }
+}
+
 /// Combines the elements of one vector into `acc`, in index order.
 #[inline(always)]
 fn fold_vector<T: Pod, Op: Operator<T>>(acc: T, vector: &Vector, op: Op) -> T {
@@ -156,8 +174,9 @@ fn fold_vector<T: Pod, Op: Operator<T>>(acc: T, vector: &Vector, op: Op) -> T {
 ///
 /// # Safety
 /// `input` is valid for reads of `len` elements and aligned for `T`; `(16 - input % 16)
-/// % 16` is a multiple of `size_of::<T>()`, which divides 16; nothing writes the input
-/// during the launch.
+/// % 16` is a multiple of `size_of::<T>()`, which divides 16; the input is global memory
+/// that nothing writes during the launch (its vectors are read through the non-coherent
+/// cache).
 #[inline(always)]
 unsafe fn fold_vectors<T: Pod, Op: Operator<T>>(input: *const T, len: u64, share: Share, op: Op) -> T {
     let size = size_of::<T>() as u64;
@@ -191,8 +210,11 @@ unsafe fn fold_vectors<T: Pod, Op: Operator<T>>(input: *const T, len: u64, share
         let mut loaded = [Vector([0; VECTOR_BYTES]); VECTORS_PER_THREAD];
         for (u, slot) in loaded.iter_mut().enumerate() {
             // SAFETY: the tile [first, first + tile) lies inside the input's vectors, and
-            // so does its vector first + u * threads + thread.
-            *slot = unsafe { vector_base.add(first as usize + u * threads + share.thread as usize).read() };
+            // so does its vector first + u * threads + thread: 16-byte aligned global
+            // memory that nothing writes during the launch.
+            *slot = unsafe {
+                load_vector::<T>(vector_base.add(first as usize + u * threads + share.thread as usize))
+            };
         }
         for (lane, vector) in lanes.iter_mut().zip(&loaded) {
             *lane = fold_vector(*lane, vector, op);
@@ -203,8 +225,9 @@ unsafe fn fold_vectors<T: Pod, Op: Operator<T>>(input: *const T, len: u64, share
         for (u, lane) in lanes.iter_mut().enumerate() {
             let index = first + (u * threads) as u64 + share.thread;
             if index < vectors {
-                // SAFETY: index < vectors.
-                *lane = fold_vector(*lane, unsafe { &vector_base.add(index as usize).read() }, op);
+                // SAFETY: index < vectors: as above.
+                let vector = unsafe { load_vector::<T>(vector_base.add(index as usize)) };
+                *lane = fold_vector(*lane, &vector, op);
             }
         }
     }
@@ -327,13 +350,13 @@ fn is_block_leader() -> bool {
 /// # Safety
 /// - Launched with [`shared_bytes`]`::<T>()` bytes of dynamic shared memory, and every
 ///   thread of every block runs this exactly once.
-/// - `input` points to `len` readable elements not written during the launch.
 /// - `partials` has one writable element per block of the grid, not overlapping the
 ///   input.
 #[inline(always)]
-pub unsafe fn two_pass<T: Pod, Op: Operator<T>>(input: &[T; 0], len: u64, partials: *mut T, op: Op) {
-    // SAFETY: forwarded from the caller; nothing uses the scratch afterwards.
-    let partial = unsafe { block_partial(scratch(), input.as_ptr(), len, op) };
+pub unsafe fn two_pass<T: Pod, Op: Operator<T>>(input: Slice<T>, partials: *mut T, op: Op) {
+    // SAFETY: forwarded from the caller; a Slice's elements are readable and not written
+    // during the launch; nothing uses the scratch afterwards.
+    let partial = unsafe { block_partial(scratch(), input.as_ptr(), input.len() as u64, op) };
     if is_block_leader() {
         // SAFETY: one slot per block; only this block's leader writes it.
         unsafe { partials.add(Share::grid().block as usize).write(partial) };
@@ -449,8 +472,7 @@ const COLLECT_BATCH: u64 = 4;
 ///   used by no other concurrent launch; the grid has fewer than 2^32 blocks.
 #[inline(always)]
 pub unsafe fn last_block<T: Pod, Op: Operator<T>>(
-    input: &[T; 0],
-    len: u64,
+    input: Slice<T>,
     slots: *mut u64,
     counter: *mut u32,
     epoch: u32,
@@ -458,9 +480,10 @@ pub unsafe fn last_block<T: Pod, Op: Operator<T>>(
     op: Op,
 ) {
     let share = Share::grid();
-    // SAFETY: forwarded from the caller; the barrier of `sync_or` below separates this
-    // use of the scratch from the next.
-    let partial = unsafe { block_partial(scratch(), input.as_ptr(), len, op) };
+    // SAFETY: forwarded from the caller (a Slice is readable and not written during the
+    // launch); the barrier of `sync_or` below separates this use of the scratch from the
+    // next.
+    let partial = unsafe { block_partial(scratch(), input.as_ptr(), input.len() as u64, op) };
     let mut last = false;
     if is_block_leader() {
         // SAFETY: this block's slots, accessed only atomically (contract).
@@ -522,17 +545,17 @@ pub unsafe fn last_block<T: Pod, Op: Operator<T>>(
 /// - `barrier` is as for [`GridBarrier::from_ptr`].
 #[inline(always)]
 pub unsafe fn cooperative<T: Pod, Op: Operator<T>>(
-    input: &[T; 0],
-    len: u64,
+    input: Slice<T>,
     partials: *mut T,
     barrier: *mut u32,
     out: *mut T,
     op: Op,
 ) {
     let share = Share::grid();
-    // SAFETY: forwarded from the caller; the grid barrier's block barriers separate this
-    // use of the scratch from the next.
-    let partial = unsafe { block_partial(scratch(), input.as_ptr(), len, op) };
+    // SAFETY: forwarded from the caller (a Slice is readable and not written during the
+    // launch); the grid barrier's block barriers separate this use of the scratch from the
+    // next.
+    let partial = unsafe { block_partial(scratch(), input.as_ptr(), input.len() as u64, op) };
     if is_block_leader() {
         // SAFETY: one slot per block, written by its leader only.
         unsafe { partials.add(share.block as usize).write(partial) };
@@ -613,10 +636,10 @@ impl GridBarrier<'_> {
 /// Declares the three grid-reduction kernels for one element type and operator, with the
 /// parameter lists the host's `Reducer` launches (in this order):
 ///
-/// - `two_pass(input: &[T; 0], len: u64, partials: *mut T)`: [`two_pass`];
-/// - `last_block(input: &[T; 0], len: u64, slots: *mut u64, counter: *mut u32, epoch: u32, out: *mut T)`:
+/// - `two_pass(input: Slice<T>, partials: *mut T)`: [`two_pass`];
+/// - `last_block(input: Slice<T>, slots: *mut u64, counter: *mut u32, epoch: u32, out: *mut T)`:
 ///   [`last_block`];
-/// - `cooperative(input: &[T; 0], len: u64, partials: *mut T, barrier: *mut u32, out: *mut T)`:
+/// - `cooperative(input: Slice<T>, partials: *mut T, barrier: *mut u32, out: *mut T)`:
 ///   [`cooperative`].
 ///
 /// Each must be launched with [`shared_bytes`]`::<T>()` bytes of dynamic shared memory.
@@ -635,9 +658,9 @@ macro_rules! reduce_kernels {
             ///
             /// # Safety
             /// The contract of `warpsafe::reduce::grid::two_pass`.
-            pub unsafe fn $two_pass(input: &[$t; 0], len: u64, partials: *mut $t) {
+            pub unsafe fn $two_pass(input: $crate::global::Slice<$t>, partials: *mut $t) {
                 // SAFETY: forwarded from the launch contract.
-                unsafe { $crate::reduce::grid::two_pass(input, len, partials, $op) }
+                unsafe { $crate::reduce::grid::two_pass(input, partials, $op) }
             }
 
             #[doc = concat!("Single-pass last-block grid reduction of `", stringify!($t), "` with `")]
@@ -646,15 +669,14 @@ macro_rules! reduce_kernels {
             /// # Safety
             /// The contract of `warpsafe::reduce::grid::last_block`.
             pub unsafe fn $last_block(
-                input: &[$t; 0],
-                len: u64,
+                input: $crate::global::Slice<$t>,
                 slots: *mut u64,
                 counter: *mut u32,
                 epoch: u32,
                 out: *mut $t,
             ) {
                 // SAFETY: forwarded from the launch contract.
-                unsafe { $crate::reduce::grid::last_block(input, len, slots, counter, epoch, out, $op) }
+                unsafe { $crate::reduce::grid::last_block(input, slots, counter, epoch, out, $op) }
             }
 
             #[doc = concat!("Cooperative grid reduction of `", stringify!($t), "` with `", stringify!($op), "`: ")]
@@ -663,14 +685,13 @@ macro_rules! reduce_kernels {
             /// # Safety
             /// The contract of `warpsafe::reduce::grid::cooperative`.
             pub unsafe fn $cooperative(
-                input: &[$t; 0],
-                len: u64,
+                input: $crate::global::Slice<$t>,
                 partials: *mut $t,
                 barrier: *mut u32,
                 out: *mut $t,
             ) {
                 // SAFETY: forwarded from the launch contract.
-                unsafe { $crate::reduce::grid::cooperative(input, len, partials, barrier, out, $op) }
+                unsafe { $crate::reduce::grid::cooperative(input, partials, barrier, out, $op) }
             }
         }
     )*};

@@ -12,33 +12,44 @@ use std::format;
 
 use crate::emu;
 
-/// Expands a kernel declaration to a `static` [`crate::emu::Kernel`] of the same name.
+/// Expands a kernel declaration to a `static` [`crate::kernel::Kernel`] of the same name,
+/// whose type records the parameter types and whether the kernel is safe to launch.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __warpsafe_kernel {
-    ($(#[$attr:meta])* ($($vis:tt)*) $name:ident ($($arg:ident : $ty:ty),*) $body:block) => {
+    (
+        [$($unsafety:tt)?] $safety:ident
+        $(#[$attr:meta])* ($($vis:tt)*) $name:ident ($($arg:ident : $ty:ty),*) $body:block
+    ) => {
         $(#[$attr])*
         #[allow(non_upper_case_globals)]
-        $($vis)* static $name: $crate::emu::Kernel = {
-            const PARAMS: usize = <[&str]>::len(&[$(::core::stringify!($arg)),*]);
+        $($vis)* static $name: $crate::kernel::Kernel<($($ty,)*), $crate::kernel::$safety> = {
+            const PARAMS: &[$crate::kernel::Param] = &[$(
+                $crate::kernel::Param { name: ::core::stringify!($arg), ty: ::core::stringify!($ty) }
+            ),*];
 
             #[allow(clippy::too_many_arguments)]
-            unsafe fn body($($arg: $ty),*) $body
+            $($unsafety)? fn body($($arg: $ty),*) $body
 
             unsafe fn entry(args: &[*mut ::core::ffi::c_void]) {
                 let &[$($arg),*] = args else {
-                    $crate::arch::bad_kernel_arguments(PARAMS, args.len());
+                    $crate::arch::bad_kernel_arguments(PARAMS.len(), args.len());
                 };
                 $(
                     // SAFETY: the launch's contract: each argument points at a value of
                     // its parameter's type.
                     let $arg: $ty = unsafe { $crate::arch::kernel_argument($arg) };
                 )*
-                // SAFETY: the kernel's contract is the launch's.
+                // SAFETY: the kernel's contract is the launch's (a safe kernel has none).
+                #[allow(unused_unsafe)]
                 unsafe { body($($arg),*) }
             }
 
-            $crate::emu::Kernel::__new(::core::stringify!($name), PARAMS, entry)
+            $crate::kernel::Kernel::__new($crate::kernel::UntypedKernel::__new(
+                ::core::stringify!($name),
+                PARAMS,
+                entry,
+            ))
         };
     };
 }
@@ -152,10 +163,16 @@ pub unsafe fn shared_write<T: Copy>(ptr: *mut T, value: T) {
     })
 }
 
-/// Reports a shared-memory index past the end of its array: ends the launch with
-/// [`crate::emu::ErrorKind::SharedOutOfBounds`].
+/// Reports an index past the end of a checked view of `memory`: ends the launch with
+/// [`crate::emu::ErrorKind::SharedOutOfBounds`] or
+/// [`crate::emu::ErrorKind::GlobalOutOfBounds`].
 #[cold]
 #[inline(never)]
-pub fn shared_index_out_of_bounds(index: usize, len: usize, at: &'static Location<'static>) -> ! {
-    emu::shared_out_of_bounds(index, len, at)
+pub fn index_out_of_bounds(
+    memory: crate::arch::Memory,
+    index: usize,
+    len: usize,
+    at: &'static Location<'static>,
+) -> ! {
+    emu::index_out_of_bounds(memory, index, len, at)
 }

@@ -348,3 +348,24 @@ pub unsafe fn barrier_red_and(id: u32, predicate: bool) -> bool {
 pub unsafe fn barrier_red_or(id: u32, predicate: bool) -> bool {
     emu::barrier(id, BarOp::Or, None, predicate, Location::caller()).1
 }
+
+/// `ld.global.nc.v4.b32` on the emulator: a plain 16-byte read of host memory.
+///
+/// # Safety
+/// `ptr` is 16-byte aligned and readable for 16 bytes, and nothing writes those bytes
+/// while the kernel runs.
+#[inline]
+pub unsafe fn load_global_nc_16(ptr: *const [u32; 4]) -> [u32; 4] {
+    // SAFETY: the caller's contract.
+    unsafe { ptr.read() }
+}
+
+/// `ld.global.nc.v2.b64` on the emulator: a plain 16-byte read of host memory.
+///
+/// # Safety
+/// As for [`load_global_nc_16`].
+#[inline]
+pub unsafe fn load_global_nc_16_b64(ptr: *const [u64; 2]) -> [u64; 2] {
+    // SAFETY: the caller's contract.
+    unsafe { ptr.read() }
+}

@@ -11,14 +11,20 @@
 
 /// Expands a kernel declaration to a PTX entry point: `#[no_mangle]` keeps the Rust
 /// name as the PTX name the host looks up, and `extern "ptx-kernel"` makes it a
-/// `.entry` (the calling crate enables `#![feature(abi_ptx)]` on nvptx64).
+/// `.entry`. The macro may use the unstable `ptx-kernel` ABI itself
+/// (`allow_internal_unstable`), so the crate declaring kernels needs no feature gate. A
+/// safe kernel stays a safe function, so its body is checked as safe code.
 #[doc(hidden)]
 #[macro_export]
+#[allow_internal_unstable(abi_ptx)]
 macro_rules! __warpsafe_kernel {
-    ($(#[$attr:meta])* ($($vis:tt)*) $name:ident ($($arg:ident : $ty:ty),*) $body:block) => {
+    (
+        [$($unsafety:tt)?] $safety:ident
+        $(#[$attr:meta])* ($($vis:tt)*) $name:ident ($($arg:ident : $ty:ty),*) $body:block
+    ) => {
         $(#[$attr])*
         #[no_mangle]
-        $($vis)* unsafe extern "ptx-kernel" fn $name($($arg: $ty),*) $body
+        $($vis)* $($unsafety)? extern "ptx-kernel" fn $name($($arg: $ty),*) $body
     };
 }
 
@@ -26,6 +32,7 @@ macro_rules! __warpsafe_kernel {
 /// [`crate::shared::SharedStorage`] for `$storage` over it.
 #[doc(hidden)]
 #[macro_export]
+#[allow_internal_unstable(asm_experimental_arch)]
 macro_rules! __warpsafe_shared_storage {
     ($storage:ident, $elem:ty, $len:expr, $name:expr) => {
         const _: () = assert!($len > 0, "a shared array needs at least one element");
@@ -122,6 +129,7 @@ pub unsafe fn shared_write<T: Copy>(ptr: *mut T, value: T) {
 
 #[repr(C)]
 struct OutOfBoundsArgs {
+    memory: *const u8,
     file: *const u8,
     line: u32,
     block: [u32; 3],
@@ -130,10 +138,16 @@ struct OutOfBoundsArgs {
     len: u64,
 }
 
-/// Reports a shared-memory index past the end of its array, then traps.
+/// Reports an index past the end of a checked view of `memory` (a shared array, a global
+/// buffer), then traps: the launch fails and the host's error names the kernel.
 #[cold]
 #[inline(never)]
-pub fn shared_index_out_of_bounds(index: usize, len: usize, at: &core::panic::Location<'_>) -> ! {
+pub fn index_out_of_bounds(
+    memory: crate::arch::Memory,
+    index: usize,
+    len: usize,
+    at: &core::panic::Location<'_>,
+) -> ! {
     let mut file = [0u8; 160];
     let name = at.file().as_bytes();
     let keep = name.len().min(file.len() - 1);
@@ -141,7 +155,12 @@ pub fn shared_index_out_of_bounds(index: usize, len: usize, at: &core::panic::Lo
         *to = *from;
     }
     let (block, thread) = (super::block_idx(), super::thread_idx());
+    let memory = match memory {
+        crate::arch::Memory::Shared => c"shared-memory",
+        crate::arch::Memory::Global => c"global-memory",
+    };
     let args = OutOfBoundsArgs {
+        memory: memory.as_ptr().cast(),
         file: file.as_ptr(),
         line: at.line(),
         block: [block.x, block.y, block.z],
@@ -149,11 +168,11 @@ pub fn shared_index_out_of_bounds(index: usize, len: usize, at: &core::panic::Lo
         index: index as u64,
         len: len as u64,
     };
-    // SAFETY: the format's conversions match OutOfBoundsArgs field by field (a string
-    // pointer, seven u32s, two u64s); repr(C) aligns each to its size.
+    // SAFETY: the format's conversions match OutOfBoundsArgs field by field (two string
+    // pointers, seven u32s, two u64s); repr(C) aligns each to its size.
     unsafe {
         super::vprintf(
-            c"warpsafe: shared-memory index out of bounds at %s:%u: block (%u, %u, %u), thread (%u, %u, %u): index %llu, length %llu\n",
+            c"warpsafe: %s index out of bounds at %s:%u: block (%u, %u, %u), thread (%u, %u, %u): index %llu, length %llu\n",
             (&args as *const OutOfBoundsArgs).cast(),
         );
     }

@@ -426,3 +426,54 @@ pub unsafe fn barrier_red_or(id: u32, predicate: bool) -> bool {
     // SAFETY: forwarded from the caller.
     unsafe { llvm::barrier_cta_red_or_all(id, predicate) }
 }
+
+/// `ld.global.nc.v2.b64`: 16 bytes as two 64-bit words through the read-only,
+/// non-coherent data cache (CUDA C++'s `__ldg`), after `cvta.to.global` of the generic
+/// address; the form for 64-bit elements.
+///
+/// # Safety
+/// As for [`load_global_nc_16`].
+#[inline(always)]
+pub unsafe fn load_global_nc_16_b64(ptr: *const [u64; 2]) -> [u64; 2] {
+    let (a, b): (u64, u64);
+    // SAFETY: the caller's contract; reads 16 bytes, writes nothing.
+    unsafe {
+        asm!(
+            "cvta.to.global.u64 {global}, {ptr};",
+            "ld.global.nc.v2.b64 {{{a}, {b}}}, [{global}];",
+            ptr = in(reg64) ptr,
+            global = out(reg64) _,
+            a = out(reg64) a,
+            b = out(reg64) b,
+            options(pure, readonly, nostack),
+        );
+    }
+    [a, b]
+}
+
+/// `ld.global.nc.v4.b32`: 16 bytes through the read-only, non-coherent data cache (CUDA
+/// C++'s `__ldg`), after `cvta.to.global` of the generic address.
+///
+/// # Safety
+/// `ptr` is a generic address of global memory, 16-byte aligned and readable for 16 bytes,
+/// and nothing writes those bytes while the kernel runs (the non-coherent cache may
+/// return stale data otherwise).
+#[inline(always)]
+pub unsafe fn load_global_nc_16(ptr: *const [u32; 4]) -> [u32; 4] {
+    let (a, b, c, d): (u32, u32, u32, u32);
+    // SAFETY: the caller's contract; reads 16 bytes, writes nothing.
+    unsafe {
+        asm!(
+            "cvta.to.global.u64 {global}, {ptr};",
+            "ld.global.nc.v4.b32 {{{a}, {b}, {c}, {d}}}, [{global}];",
+            ptr = in(reg64) ptr,
+            global = out(reg64) _,
+            a = out(reg32) a,
+            b = out(reg32) b,
+            c = out(reg32) c,
+            d = out(reg32) d,
+            options(pure, readonly, nostack),
+        );
+    }
+    [a, b, c, d]
+}

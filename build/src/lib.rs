@@ -24,7 +24,8 @@
 //!     .arch(warpsafe_build::Arch::SM_70)
 //!     .build()
 //!     .expect("kernel crate failed to build");
-//! // OUT_DIR/my_kernels.sm_70.ptx, ready for include_str!
+//! // OUT_DIR/my_kernels.sm_70.ptx, and OUT_DIR/my_kernels.program.rs for the host:
+//! // static MY_KERNELS: warpsafe_host::Program = warpsafe_host::include_program!("my_kernels");
 //! # let _ = built;
 //! ```
 //!
@@ -239,6 +240,30 @@ impl Built {
     }
 }
 
+/// Writes `<out_dir>/<crate>.program.rs`: the kernel crate as a `warpsafe_host::Program`
+/// expression, every PTX file included by absolute path, oldest architecture first, for
+/// `warpsafe_host::include_program!`.
+fn write_program(out_dir: &Path, crate_path: &Path, built: &[Ptx]) -> Result<(), BuildError> {
+    let Some(first) = built.first() else { return Ok(()) };
+    let stem = first
+        .path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.split('.').next())
+        .unwrap_or("kernels");
+    let package =
+        crate_path.file_name().map_or_else(|| stem.to_string(), |n| n.to_string_lossy().into_owned());
+    let mut sorted: Vec<&Ptx> = built.iter().collect();
+    sorted.sort_by_key(|p| p.arch);
+    let mut text = format!("::warpsafe_host::Program::new({package:?}, &[\n");
+    for ptx in sorted {
+        text.push_str(&format!("    ({}, ::core::include_str!({:?})),\n", ptx.arch.sm(), ptx.path.display()));
+    }
+    text.push_str("])\n");
+    let path = out_dir.join(format!("{stem}.program.rs"));
+    fs::write(&path, text).map_err(io_err("writing", &path))
+}
+
 /// Compiles one kernel crate to PTX. See the crate docs for the steps.
 #[derive(Clone, Debug)]
 pub struct Builder {
@@ -348,6 +373,7 @@ impl Builder {
                 println!("cargo:rerun-if-changed={}", dir.display());
             }
         }
+        write_program(&out_dir, &self.crate_path, &built)?;
         Ok(Built { ptx: built })
     }
 

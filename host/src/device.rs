@@ -4,7 +4,10 @@ use std::ffi::c_void;
 
 use bytemuck::Pod;
 
+use warpsafe::kernel::{Safe, Safety};
+
 use crate::emulator::{self, Emulator};
+use crate::launch::{KernelArgs, ParamValues};
 use crate::stream::Stream;
 use crate::{emu, ptx, DeviceBuffer, Error, Function, Gpu, LaunchConfig, Module, Program};
 
@@ -32,8 +35,8 @@ impl std::fmt::Display for Backend {
 /// context.
 ///
 /// Kernels are reached through a [`Module`] ([`Device::load`] of a [`Program`]) and
-/// launched with [`Device::launch`] (waits) or [`Device::launch_on`] (enqueues on a
-/// [`Stream`]). Memory is a [`DeviceBuffer`]: on the emulator, host memory whose address
+/// launched with [`Device::launch`] (typed, safe for safe kernels; waits) or the raw
+/// [`Device::launch_raw_on`] (enqueues on a [`Stream`]). Memory is a [`DeviceBuffer`]: on the emulator, host memory whose address
 /// the emulated kernels receive.
 ///
 /// ```
@@ -225,7 +228,84 @@ impl Device {
         }
     }
 
-    /// Launches `function` and waits for it to finish.
+    /// Launches the safe kernel `function` with `args` and waits for it to finish: a safe
+    /// call. `args` is a tuple with one argument per kernel parameter, in order, whose
+    /// types are checked against the kernel's declaration at compile time (a
+    /// `&DeviceBuffer<T>` for a `Slice<T>`, a `&mut DeviceBuffer<T>` for a
+    /// `DisjointSlice<T>` or an `AtomicSlice<T>`, a value of exactly the parameter's type
+    /// for a scalar). The same call runs on the GPU and on the emulator.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), warpsafe_host::Error> {
+    /// use warpsafe::global::{DisjointSlice, Slice};
+    /// use warpsafe_host::{Device, LaunchConfig, Program};
+    ///
+    /// warpsafe::kernel! {
+    ///     /// `out[i] = 2 * input[i]`.
+    ///     pub fn double(input: Slice<u32>, out: DisjointSlice<u32>) {
+    ///         for i in warpsafe::thread::grid_stride(out.len().min(input.len())) {
+    ///             out.write(i, 2 * input[i]);
+    ///         }
+    ///     }
+    /// }
+    /// // This example runs on the emulator only: its program has no PTX.
+    /// static PROGRAM: Program = Program::new("doc", &[]);
+    ///
+    /// let device = Device::emulator();
+    /// let doubler = device.load(&PROGRAM)?.kernel(&double)?;
+    /// let input = device.upload(&[1u32, 2, 3])?;
+    /// let mut out = device.alloc_zeroed::<u32>(3)?;
+    /// device.launch(&doubler, LaunchConfig::linear(1, 32), (&input, &mut out))?;
+    /// assert_eq!(out.download()?, vec![2, 4, 6]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidLaunch`] for a shape no device runs (an empty grid, too many
+    /// threads); [`Error::ForeignBuffer`] for a buffer of another device; on a GPU
+    /// [`Error::Launch`] when the driver refuses the launch and [`Error::KernelFailed`]
+    /// when the kernel faults or traps (an index out of bounds); on the emulator
+    /// [`Error::Emulator`] for anything it detects (an index out of bounds, a warp-rule
+    /// violation, a deadlock); [`Error::Unsupported`] for a function of another device.
+    pub fn launch<P: ParamValues, A: KernelArgs<P>>(
+        &self,
+        function: &Function<P, Safe>,
+        config: LaunchConfig,
+        args: A,
+    ) -> Result<(), Error> {
+        // SAFETY: a safe kernel has no contract beyond its parameter types, which `args`
+        // matches (checked at compile time), and each argument's buffer is of this device
+        // and borrowed until the launch has finished (KernelArg's guarantee); `launch`
+        // waits for it.
+        unsafe { self.launch_unsafe(function, config, args) }
+    }
+
+    /// Launches the `unsafe` kernel `function` with typed arguments, as [`Device::launch`]
+    /// does, and waits for it to finish.
+    ///
+    /// # Safety
+    /// The launch keeps the contract in the kernel's `# Safety` section (what its raw
+    /// pointers may reach, the block shape it needs).
+    ///
+    /// # Errors
+    /// As for [`Device::launch`].
+    pub unsafe fn launch_unsafe<P: ParamValues, A: KernelArgs<P>, S: Safety>(
+        &self,
+        function: &Function<P, S>,
+        config: LaunchConfig,
+        args: A,
+    ) -> Result<(), Error> {
+        let mut params = args.params(self, function.name(), function.params())?;
+        let pointers = params.pointers();
+        // SAFETY: `pointers` point at values of exactly the kernel's parameter types, each
+        // buffer among them of this device and borrowed by `args` until this returns; the
+        // kernel's own contract is the caller's.
+        unsafe { self.launch_raw(function, config, &pointers) }
+    }
+
+    /// Launches `function` with a raw argument array and waits for it to finish: the
+    /// escape hatch for kernels whose types are not known here.
     ///
     /// # Safety
     /// `args` has one pointer per kernel parameter, in order, each pointing to a value of
@@ -236,38 +316,104 @@ impl Device {
     ///
     /// # Errors
     /// [`Error::ArgumentCount`] when `args` does not match the kernel's parameter count;
-    /// on a GPU [`Error::Launch`] when the driver refuses the launch and
-    /// [`Error::KernelFailed`] when the kernel faults; on the emulator [`Error::Emulator`]
-    /// for an invalid launch or any warp-rule violation, deadlock or trap it detects;
-    /// [`Error::Unsupported`] for a function of another device or backend.
-    pub unsafe fn launch(
+    /// otherwise as for [`Device::launch`].
+    pub unsafe fn launch_raw<P, S: Safety>(
         &self,
-        function: &Function,
+        function: &Function<P, S>,
         config: LaunchConfig,
         args: &[*mut c_void],
     ) -> Result<(), Error> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.launch_and_wait(function, config, args, false) }
+    }
+
+    /// Launches on the device's own stream and waits for the launch.
+    ///
+    /// # Safety
+    /// As for [`Device::launch_raw`].
+    unsafe fn launch_and_wait<P, S: Safety>(
+        &self,
+        function: &Function<P, S>,
+        config: LaunchConfig,
+        args: &[*mut c_void],
+        cooperative: bool,
+    ) -> Result<(), Error> {
         match &self.inner {
-            // SAFETY: forwarded from the caller.
-            Inner::Gpu(gpu) => unsafe { gpu.launch(function, config, args) },
-            // SAFETY: forwarded from the caller.
-            Inner::Emulator(emulator) => unsafe { emulator.launch(function, config, args, false) },
+            Inner::Gpu(gpu) => {
+                // SAFETY: forwarded from the caller; the stream is waited for before
+                // returning, while the caller's buffers are still alive.
+                unsafe { self.enqueue(gpu.stream(), function, config, args, cooperative) }?;
+                gpu.wait_for(gpu.stream(), function)
+            }
+            // SAFETY: forwarded from the caller; emulated launches finish before they
+            // return.
+            Inner::Emulator(_) => unsafe {
+                self.enqueue(&Stream::emulator(), function, config, args, cooperative)
+            },
         }
     }
 
-    /// Enqueues `function` on `stream` and returns; on the emulator the launch runs to
-    /// completion before this returns.
+    /// Launches the safe kernel `function` cooperatively (every block of the grid resident
+    /// at once, so blocks may wait for each other: a grid barrier) and waits for it. On a
+    /// GPU this is `cuLaunchCooperativeKernel`.
+    ///
+    /// # Errors
+    /// [`Error::CooperativeGridTooLarge`] when the grid has more blocks than
+    /// [`Device::max_cooperative_blocks`]; [`Error::Unsupported`] on a GPU without
+    /// cooperative launch; otherwise as for [`Device::launch`].
+    pub fn launch_cooperative<P: ParamValues, A: KernelArgs<P>>(
+        &self,
+        function: &Function<P, Safe>,
+        config: LaunchConfig,
+        args: A,
+    ) -> Result<(), Error> {
+        let mut params = args.params(self, function.name(), function.params())?;
+        let pointers = params.pointers();
+        // SAFETY: as for `launch`.
+        unsafe { self.launch_and_wait(function, config, &pointers, true) }
+    }
+
+    /// Enqueues `function` on `stream` with typed arguments (as for [`Device::launch`]) and
+    /// returns without waiting; on the emulator the launch runs to completion before this
+    /// returns.
     ///
     /// # Safety
-    /// As for [`Device::launch`], and the buffers stay alive until the stream has finished
-    /// the launch.
+    /// Every buffer among `args` stays alive, and the host neither reads nor writes it,
+    /// until the stream has finished the launch (the borrows in `args` end when this
+    /// returns, the launch does not); for an `unsafe` kernel, the launch keeps the
+    /// contract in its `# Safety` section.
     ///
     /// # Errors
     /// As for [`Device::launch`], except that on a GPU a fault while running surfaces at
-    /// the next synchronisation ([`Stream::synchronize`]) instead.
-    pub unsafe fn launch_on(
+    /// the next synchronisation ([`Stream::synchronize`]).
+    pub unsafe fn launch_on<P: ParamValues, A: KernelArgs<P>, S: Safety>(
         &self,
         stream: &Stream,
-        function: &Function,
+        function: &Function<P, S>,
+        config: LaunchConfig,
+        args: A,
+    ) -> Result<(), Error> {
+        let mut params = args.params(self, function.name(), function.params())?;
+        let pointers = params.pointers();
+        // SAFETY: `pointers` match the kernel's parameter types (checked at compile time);
+        // the rest is the caller's contract.
+        unsafe { self.enqueue(stream, function, config, &pointers, false) }
+    }
+
+    /// Enqueues `function` on `stream` with a raw argument array and returns; on the
+    /// emulator the launch runs to completion before this returns.
+    ///
+    /// # Safety
+    /// As for [`Device::launch_raw`], and the buffers stay alive and untouched by the
+    /// host until the stream has finished the launch.
+    ///
+    /// # Errors
+    /// As for [`Device::launch_raw`], except that on a GPU a fault while running surfaces
+    /// at the next synchronisation ([`Stream::synchronize`]) instead.
+    pub unsafe fn launch_raw_on<P, S: Safety>(
+        &self,
+        stream: &Stream,
+        function: &Function<P, S>,
         config: LaunchConfig,
         args: &[*mut c_void],
     ) -> Result<(), Error> {
@@ -275,21 +421,19 @@ impl Device {
         unsafe { self.enqueue(stream, function, config, args, false) }
     }
 
-    /// Enqueues a cooperative launch of `function` on `stream`: every block of the grid is
-    /// resident at once, so the blocks may wait for each other (a grid-wide barrier). On
-    /// a GPU this is `cuLaunchCooperativeKernel`.
+    /// Enqueues a cooperative launch of `function` on `stream` with a raw argument array
+    /// (see [`Device::launch_cooperative`]).
     ///
     /// # Safety
-    /// As for [`Device::launch_on`].
+    /// As for [`Device::launch_raw_on`].
     ///
     /// # Errors
-    /// [`Error::CooperativeGridTooLarge`] when the grid has more blocks than
-    /// [`Device::max_cooperative_blocks`]; [`Error::Unsupported`] on a GPU without
-    /// cooperative launch; otherwise as for [`Device::launch_on`].
-    pub unsafe fn launch_cooperative_on(
+    /// As for [`Device::launch_cooperative`], except that on a GPU a fault while running
+    /// surfaces at the next synchronisation.
+    pub unsafe fn launch_raw_cooperative_on<P, S: Safety>(
         &self,
         stream: &Stream,
-        function: &Function,
+        function: &Function<P, S>,
         config: LaunchConfig,
         args: &[*mut c_void],
     ) -> Result<(), Error> {
@@ -297,16 +441,20 @@ impl Device {
         unsafe { self.enqueue(stream, function, config, args, true) }
     }
 
+    /// Every launch goes through here: the checks that do not depend on the backend
+    /// (argument count, shape, cooperative grid size), then the backend's launch.
+    ///
     /// # Safety
-    /// As for [`Device::launch_on`].
-    unsafe fn enqueue(
+    /// As for [`Device::launch_raw_on`].
+    unsafe fn enqueue<P, S: Safety>(
         &self,
         stream: &Stream,
-        function: &Function,
+        function: &Function<P, S>,
         config: LaunchConfig,
         args: &[*mut c_void],
         cooperative: bool,
     ) -> Result<(), Error> {
+        self.check_launch(function, config, args, cooperative)?;
         match &self.inner {
             // SAFETY: forwarded from the caller.
             Inner::Gpu(gpu) => unsafe { gpu.enqueue(stream, function, config, args, cooperative) },
@@ -320,6 +468,41 @@ impl Device {
         }
     }
 
+    /// The checks every launch passes before it reaches a backend: the argument count,
+    /// the shape, and for a cooperative launch that the grid is resident at once.
+    pub(crate) fn check_launch<P, S: Safety>(
+        &self,
+        function: &Function<P, S>,
+        config: LaunchConfig,
+        args: &[*mut c_void],
+        cooperative: bool,
+    ) -> Result<(), Error> {
+        function.check_argument_count(args)?;
+        if let Some(problem) = config.problem() {
+            return Err(Error::InvalidLaunch { kernel: function.name().to_string(), problem });
+        }
+        if cooperative {
+            if !self.supports_cooperative_launch() {
+                return Err(Error::unsupported(format!(
+                    "{} cannot launch kernels cooperatively",
+                    self.name()
+                )));
+            }
+            let block_threads = config.block_threads();
+            let max = self.max_cooperative_blocks(function, block_threads, config.shared_mem_bytes)?;
+            if config.blocks() > u64::from(max) {
+                return Err(Error::CooperativeGridTooLarge {
+                    kernel: function.name().to_string(),
+                    blocks: config.blocks(),
+                    max,
+                    block_threads,
+                    dynamic_shared_bytes: config.shared_mem_bytes,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// The largest grid of `function` a cooperative launch accepts with blocks of
     /// `block_threads` threads and `dynamic_shared_bytes` of dynamic shared memory:
     /// [`Device::max_active_blocks_per_multiprocessor`] times the multiprocessor count (on
@@ -327,9 +510,9 @@ impl Device {
     ///
     /// # Errors
     /// As for [`Device::max_active_blocks_per_multiprocessor`].
-    pub fn max_cooperative_blocks(
+    pub fn max_cooperative_blocks<P, S: Safety>(
         &self,
-        function: &Function,
+        function: &Function<P, S>,
         block_threads: u32,
         dynamic_shared_bytes: u32,
     ) -> Result<u32, Error> {
@@ -353,9 +536,9 @@ impl Device {
     /// # Errors
     /// [`Error::Driver`] when the driver cannot answer; [`Error::Unsupported`] for a
     /// function of another device or backend.
-    pub fn max_active_blocks_per_multiprocessor(
+    pub fn max_active_blocks_per_multiprocessor<P, S: Safety>(
         &self,
-        function: &Function,
+        function: &Function<P, S>,
         block_threads: u32,
         dynamic_shared_bytes: u32,
     ) -> Result<u32, Error> {

@@ -4,6 +4,8 @@
 
 use std::ffi::c_void;
 
+use warpsafe::kernel::Safety;
+
 use crate::{emu, Error, Function, LaunchConfig};
 
 /// Multiprocessors of the emulated machine. Small on purpose: grids sized from the
@@ -62,33 +64,19 @@ impl Emulator {
         (per_multiprocessor * MULTIPROCESSORS).min(self.options.max_resident_blocks)
     }
 
-    /// Runs one launch to completion.
+    /// Runs one launch to completion (checked by `Device::check_launch`).
     ///
     /// # Safety
     /// As for [`crate::Device::launch`]: `args` matches the kernel's parameters and every
     /// address among them is valid host memory for what the kernel does with it.
-    pub(crate) unsafe fn launch(
+    pub(crate) unsafe fn launch<P, S: Safety>(
         &self,
-        function: &Function,
+        function: &Function<P, S>,
         config: LaunchConfig,
         args: &[*mut c_void],
         cooperative: bool,
     ) -> Result<(), Error> {
         let kernel = function.emulator_kernel()?;
-        function.check_argument_count(args)?;
-        if cooperative {
-            let block_threads = config.block_threads();
-            let max = self.max_cooperative_blocks(block_threads, config.shared_mem_bytes);
-            if config.blocks() > u64::from(max) {
-                return Err(Error::CooperativeGridTooLarge {
-                    kernel: function.name().to_string(),
-                    blocks: config.blocks(),
-                    max,
-                    block_threads,
-                    dynamic_shared_bytes: config.shared_mem_bytes,
-                });
-            }
-        }
         // SAFETY: forwarded from the caller.
         unsafe { emu::launch(kernel, &config.to_emulator(cooperative), args, &self.options) }
             .map_err(Error::Emulator)

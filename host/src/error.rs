@@ -79,6 +79,25 @@ pub enum Error {
         /// The number of argument pointers passed.
         got: usize,
     },
+    /// A launch's shape that no device runs: an empty grid or block, too many threads.
+    #[error("cannot launch {kernel}: {problem}")]
+    InvalidLaunch {
+        /// The kernel's name.
+        kernel: String,
+        /// What is wrong with the shape.
+        problem: String,
+    },
+    /// A launch argument is a buffer of another device (another GPU, or host memory of the
+    /// emulator passed to a GPU): the kernel could not reach it.
+    #[error(
+        "{kernel}: the buffer passed for {param} belongs to another device than the one launching the kernel"
+    )]
+    ForeignBuffer {
+        /// The kernel's name.
+        kernel: String,
+        /// Which parameter, with its name and type when known.
+        param: String,
+    },
     /// The driver refused to launch a kernel (bad configuration or arguments).
     #[error("launching {kernel} failed: {source}")]
     Launch {

@@ -10,6 +10,8 @@ use cust::device::DeviceAttribute;
 use cust::error::CudaError;
 use cust::sys as cuda;
 
+use warpsafe::kernel::Safety;
+
 use crate::stream::Stream;
 use crate::{driver, ptx, Device, Error, Function, LaunchConfig, Module, WarpSumElement};
 
@@ -181,35 +183,37 @@ impl Gpu {
     /// [`Error::Launch`] when the driver refuses the launch (for example a block of more
     /// than 1024 threads, or more shared memory than the device has);
     /// [`Error::KernelFailed`] when the kernel faults while running.
-    pub unsafe fn launch(
+    pub unsafe fn launch<P, S: Safety>(
         &self,
-        function: &Function,
+        function: &Function<P, S>,
         config: LaunchConfig,
         args: &[*mut c_void],
     ) -> Result<(), Error> {
         // SAFETY: forwarded from the caller.
-        unsafe { self.enqueue(&self.stream, function, config, args, false)? };
-        self.wait_for(&self.stream, function)
+        unsafe { Device::from(self.clone()).launch_raw(function, config, args) }
     }
 
-    /// Queues one launch of `function` on `stream` without waiting for it.
+    /// This device's own stream, on which [`Gpu::launch`] and the waiting launches of
+    /// [`Device`] run.
+    pub(crate) fn stream(&self) -> &Stream {
+        &self.stream
+    }
+
+    /// Queues one launch of `function` on `stream` without waiting for it. The launch was
+    /// checked by [`Device::check_launch`].
     ///
     /// # Safety
     /// As for [`Gpu::launch`]; the stream belongs to this device.
-    pub(crate) unsafe fn enqueue(
+    pub(crate) unsafe fn enqueue<P, S: Safety>(
         &self,
         stream: &Stream,
-        function: &Function,
+        function: &Function<P, S>,
         config: LaunchConfig,
         args: &[*mut c_void],
         cooperative: bool,
     ) -> Result<(), Error> {
         let raw = function.gpu_handle(&self.context)?;
         let stream = stream.gpu_handle(&self.context)?;
-        function.check_argument_count(args)?;
-        if cooperative {
-            self.check_cooperative(function, config)?;
-        }
         self.context.make_current()?;
         let shape = driver::RawLaunch {
             grid: config.grid,
@@ -222,29 +226,10 @@ impl Gpu {
             .map_err(|source| Error::Launch { kernel: function.name().to_string(), source })
     }
 
-    /// Checks that the device launches cooperatively and that the grid fits at once.
-    fn check_cooperative(&self, function: &Function, config: LaunchConfig) -> Result<(), Error> {
-        if !self.context.cooperative_launch {
-            return Err(Error::unsupported(format!("{} cannot launch kernels cooperatively", self.name())));
-        }
-        let block_threads = config.block_threads();
-        let max = self.max_cooperative_blocks(function, block_threads, config.shared_mem_bytes)?;
-        if config.blocks() > u64::from(max) {
-            return Err(Error::CooperativeGridTooLarge {
-                kernel: function.name().to_string(),
-                blocks: config.blocks(),
-                max,
-                block_threads,
-                dynamic_shared_bytes: config.shared_mem_bytes,
-            });
-        }
-        Ok(())
-    }
-
     /// Blocks of `function` one multiprocessor holds at once (`0` for an impossible block).
-    pub(crate) fn max_active_blocks_per_multiprocessor(
+    pub(crate) fn max_active_blocks_per_multiprocessor<P, S: Safety>(
         &self,
-        function: &Function,
+        function: &Function<P, S>,
         block_threads: u32,
         dynamic_shared_bytes: u32,
     ) -> Result<u32, Error> {
@@ -259,9 +244,9 @@ impl Gpu {
     }
 
     /// Blocks of `function` the whole device holds at once: the largest cooperative grid.
-    pub(crate) fn max_cooperative_blocks(
+    pub(crate) fn max_cooperative_blocks<P, S: Safety>(
         &self,
-        function: &Function,
+        function: &Function<P, S>,
         block_threads: u32,
         dynamic_shared_bytes: u32,
     ) -> Result<u32, Error> {
@@ -271,7 +256,11 @@ impl Gpu {
     }
 
     /// Waits for `stream`; a failure is reported as `function`'s.
-    fn wait_for(&self, stream: &Stream, function: &Function) -> Result<(), Error> {
+    pub(crate) fn wait_for<P, S: Safety>(
+        &self,
+        stream: &Stream,
+        function: &Function<P, S>,
+    ) -> Result<(), Error> {
         stream.synchronize().map_err(|err| match err {
             Error::Driver { source, .. } => {
                 Error::KernelFailed { kernel: function.name().to_string(), source }
@@ -289,13 +278,14 @@ impl Gpu {
     ///
     /// # Errors
     /// As for [`Gpu::launch`], plus [`Error::Driver`] when an event cannot be made or read.
-    pub unsafe fn launch_timed(
+    pub unsafe fn launch_timed<P, S: Safety>(
         &self,
-        function: &Function,
+        function: &Function<P, S>,
         config: LaunchConfig,
         args: &[*mut c_void],
         repetitions: usize,
     ) -> Result<Vec<Duration>, Error> {
+        Device::from(self.clone()).check_launch(function, config, args, false)?;
         let mut events = vec![self.stream.record()?];
         for _ in 0..repetitions {
             // SAFETY: forwarded from the caller.

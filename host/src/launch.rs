@@ -1,6 +1,13 @@
-//! The shape of a launch, and the argument array.
+//! The shape of a launch, and its arguments: typed ([`KernelArgs`], checked against the
+//! kernel's parameter types at compile time) or raw ([`kernel_args!`]).
 
-use crate::emu;
+use std::ffi::c_void;
+
+use bytemuck::Pod;
+use warpsafe::global::{AtomicElement, AtomicSlice, DisjointSlice, Slice};
+use warpsafe::kernel::Param;
+
+use crate::{emu, Device, DeviceBuffer, Error};
 
 /// A launch configuration: grid and block shape (x, y, z) and dynamic shared memory.
 ///
@@ -41,6 +48,34 @@ impl LaunchConfig {
         u64::from(x) * u64::from(y) * u64::from(z)
     }
 
+    /// The reason no device runs this shape, if there is one: an empty grid or block, a
+    /// block of more than 1024 threads, a grid wider than the hardware's limits (2^31 - 1
+    /// blocks in x, 65535 in y and z; 1024 threads in x and y, 64 in z).
+    pub fn problem(&self) -> Option<String> {
+        let ((gx, gy, gz), (bx, by, bz)) = (self.grid, self.block);
+        if self.blocks() == 0 {
+            return Some(format!(
+                "the grid ({gx}, {gy}, {gz}) has no blocks: every dimension must be at least 1"
+            ));
+        }
+        if gx > i32::MAX as u32 || gy > 65535 || gz > 65535 {
+            return Some(format!(
+                "the grid ({gx}, {gy}, {gz}) is too large: at most 2^31 - 1 blocks in x and 65535 in y and z"
+            ));
+        }
+        if bx == 0 || by == 0 || bz == 0 {
+            return Some(format!(
+                "the block ({bx}, {by}, {bz}) has no threads: every dimension must be at least 1"
+            ));
+        }
+        if bx > 1024 || by > 1024 || bz > 64 || self.block_threads() > 1024 {
+            return Some(format!(
+                "the block ({bx}, {by}, {bz}) is too large: at most 1024 threads in all (1024 in x and y, 64 in z)"
+            ));
+        }
+        None
+    }
+
     /// The emulator's form of this configuration.
     pub(crate) fn to_emulator(self, cooperative: bool) -> emu::LaunchConfig {
         let dim = |(x, y, z): (u32, u32, u32)| emu::Dim3 { x, y, z };
@@ -51,6 +86,22 @@ impl LaunchConfig {
             cooperative,
         }
     }
+}
+
+/// The kernel crate `name` (its library name, `my_kernels` for the package `my-kernels`)
+/// as a [`crate::Program`], from the PTX that `warpsafe_build::Builder` compiled in this
+/// crate's build script (`OUT_DIR/<name>.program.rs`): every architecture built, oldest
+/// first.
+///
+/// ```text
+/// // build.rs: warpsafe_build::Builder::new("../my-kernels").archs(&[Arch::SM_70, Arch::SM_90]).build()?;
+/// static MY_KERNELS: warpsafe_host::Program = warpsafe_host::include_program!("my_kernels");
+/// ```
+#[macro_export]
+macro_rules! include_program {
+    ($name:literal) => {
+        ::core::include!(::core::concat!(::core::env!("OUT_DIR"), "/", $name, ".program.rs"))
+    };
 }
 
 /// The argument array for a launch: one `*mut c_void` per kernel parameter, each pointing
@@ -69,4 +120,177 @@ macro_rules! kernel_args {
     ($($arg:ident),* $(,)?) => {
         [$(&mut $arg as *mut _ as *mut ::core::ffi::c_void),*]
     };
+}
+
+/// A host value that a kernel parameter of type `P` receives: a `Pod` scalar for a scalar
+/// parameter, `&DeviceBuffer<T>` for a [`Slice<T>`] (or, in an `unsafe` kernel, a
+/// `*const T`), `&mut DeviceBuffer<T>` for a [`DisjointSlice<T>`], an [`AtomicSlice<T>`]
+/// (or a `*mut T`). Read-only views borrow the buffer shared and writable ones borrow it
+/// exclusively, so no launch can hand one buffer to a writable view and to any other
+/// parameter: the kernel's threads cannot race through two views of one buffer.
+///
+/// # Safety
+/// `param` returns a value the kernel may use as its contract says for `P`: for the views,
+/// memory of `device`, valid for the view's length, aligned, and borrowed (shared for
+/// [`Slice`], exclusively for the others) for as long as `self` lives.
+#[diagnostic::on_unimplemented(
+    message = "a kernel parameter of type `{P}` cannot take a `{Self}`",
+    label = "this argument does not match the kernel's parameter type `{P}`",
+    note = "a scalar parameter takes a value of exactly its type (`3u64` for a `u64`), a `Slice<T>` takes `&DeviceBuffer<T>`, a `DisjointSlice<T>` or an `AtomicSlice<T>` takes `&mut DeviceBuffer<T>`"
+)]
+pub unsafe trait KernelArg<P> {
+    /// The parameter's value, after checking that the argument belongs to `device`.
+    ///
+    /// # Errors
+    /// [`Error::ForeignBuffer`] for a buffer of another device.
+    fn param(self, device: &Device, param: ParamAt<'_>) -> Result<P, Error>;
+}
+
+/// Which parameter an argument is for, for messages.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamAt<'a> {
+    /// The kernel's name.
+    pub kernel: &'a str,
+    /// The parameter, when the kernel's declaration is known.
+    pub param: Option<&'static Param>,
+    /// Its position, from 0.
+    pub position: usize,
+}
+
+impl ParamAt<'_> {
+    fn foreign_buffer(self) -> Error {
+        Error::ForeignBuffer {
+            kernel: self.kernel.to_string(),
+            param: match self.param {
+                Some(param) => format!("parameter {} `{}: {}`", self.position, param.name, param.ty),
+                None => format!("parameter {}", self.position),
+            },
+        }
+    }
+}
+
+/// The buffer's address as a `*mut T` of `device`, or the error for a buffer of another
+/// device. An empty buffer gives a dangling, aligned pointer (nothing is read through it).
+fn address_on<T: Pod>(buffer: &DeviceBuffer<T>, device: &Device, at: ParamAt<'_>) -> Result<*mut T, Error> {
+    if !buffer.is_on(device) {
+        return Err(at.foreign_buffer());
+    }
+    Ok(match buffer.device_address() {
+        0 => std::ptr::NonNull::dangling().as_ptr(),
+        address => address as *mut T,
+    })
+}
+
+// SAFETY: a Pod value is a valid parameter of its own type and names no memory.
+unsafe impl<T: Pod> KernelArg<T> for T {
+    fn param(self, _: &Device, _: ParamAt<'_>) -> Result<T, Error> {
+        Ok(self)
+    }
+}
+
+// SAFETY: the buffer is of `device` (checked), holds `len()` aligned elements and is
+// borrowed shared while the argument lives, so nothing writes it.
+unsafe impl<T: Pod> KernelArg<Slice<T>> for &DeviceBuffer<T> {
+    fn param(self, device: &Device, at: ParamAt<'_>) -> Result<Slice<T>, Error> {
+        let ptr = address_on(self, device, at)?;
+        // SAFETY: as above.
+        Ok(unsafe { Slice::from_raw_parts(ptr, self.len()) })
+    }
+}
+
+// SAFETY: the buffer is of `device` (checked), holds `len()` aligned elements and is
+// borrowed exclusively while the argument lives, so only this launch's view touches it.
+unsafe impl<T: Pod> KernelArg<DisjointSlice<T>> for &mut DeviceBuffer<T> {
+    fn param(self, device: &Device, at: ParamAt<'_>) -> Result<DisjointSlice<T>, Error> {
+        let ptr = address_on(self, device, at)?;
+        // SAFETY: as above.
+        Ok(unsafe { DisjointSlice::from_raw_parts(ptr, self.len()) })
+    }
+}
+
+// SAFETY: as for DisjointSlice: exclusively borrowed, so only the launch's atomics touch it.
+unsafe impl<T: AtomicElement> KernelArg<AtomicSlice<T>> for &mut DeviceBuffer<T> {
+    fn param(self, device: &Device, at: ParamAt<'_>) -> Result<AtomicSlice<T>, Error> {
+        let ptr = address_on(self, device, at)?;
+        // SAFETY: as above.
+        Ok(unsafe { AtomicSlice::from_raw_parts(ptr, self.len()) })
+    }
+}
+
+// SAFETY: a raw pointer promises nothing by itself; an `unsafe` kernel's contract, which
+// the caller of its `unsafe` launch keeps, says what may be done through it. The buffer
+// is of `device` (checked) and borrowed shared.
+unsafe impl<T: Pod> KernelArg<*const T> for &DeviceBuffer<T> {
+    fn param(self, device: &Device, at: ParamAt<'_>) -> Result<*const T, Error> {
+        address_on(self, device, at).map(<*mut T>::cast_const)
+    }
+}
+
+// SAFETY: as above, borrowed exclusively.
+unsafe impl<T: Pod> KernelArg<*mut T> for &mut DeviceBuffer<T> {
+    fn param(self, device: &Device, at: ParamAt<'_>) -> Result<*mut T, Error> {
+        address_on(self, device, at)
+    }
+}
+
+/// The arguments of a typed launch: a tuple with one [`KernelArg`] per parameter of the
+/// kernel, in order, whose parameter types are the tuple `P`. The arity and every type are
+/// checked at compile time.
+#[diagnostic::on_unimplemented(
+    message = "these arguments do not match the kernel's parameters `{P}`",
+    label = "one argument per kernel parameter, in order, as a tuple: `(&a, &mut b, 3u64)`",
+    note = "a one-parameter kernel takes a one-element tuple: `(&a,)`"
+)]
+pub trait KernelArgs<P> {
+    /// The parameters' values, each argument checked against `device`.
+    ///
+    /// # Errors
+    /// [`Error::ForeignBuffer`] for a buffer of another device.
+    fn params(self, device: &Device, kernel: &str, params: Option<&'static [Param]>) -> Result<P, Error>;
+}
+
+/// A tuple of parameter values, as `cuLaunchKernel` takes them: one pointer to each.
+pub trait ParamValues {
+    /// One pointer per value, in order, into `self`.
+    fn pointers(&mut self) -> Vec<*mut c_void>;
+}
+
+macro_rules! tuples {
+    ($(($($a:ident $p:ident $i:tt),*))*) => {$(
+        impl<$($a: KernelArg<$p>, $p),*> KernelArgs<($($p,)*)> for ($($a,)*) {
+            #[allow(unused_variables)]
+            fn params(
+                self,
+                device: &Device,
+                kernel: &str,
+                params: Option<&'static [Param]>,
+            ) -> Result<($($p,)*), Error> {
+                Ok(($(
+                    self.$i.param(device, ParamAt { kernel, param: params.and_then(|p| p.get($i)), position: $i })?,
+                )*))
+            }
+        }
+
+        impl<$($p),*> ParamValues for ($($p,)*) {
+            fn pointers(&mut self) -> Vec<*mut c_void> {
+                vec![$(&mut self.$i as *mut $p as *mut c_void),*]
+            }
+        }
+    )*};
+}
+
+tuples! {
+    ()
+    (A0 P0 0)
+    (A0 P0 0, A1 P1 1)
+    (A0 P0 0, A1 P1 1, A2 P2 2)
+    (A0 P0 0, A1 P1 1, A2 P2 2, A3 P3 3)
+    (A0 P0 0, A1 P1 1, A2 P2 2, A3 P3 3, A4 P4 4)
+    (A0 P0 0, A1 P1 1, A2 P2 2, A3 P3 3, A4 P4 4, A5 P5 5)
+    (A0 P0 0, A1 P1 1, A2 P2 2, A3 P3 3, A4 P4 4, A5 P5 5, A6 P6 6)
+    (A0 P0 0, A1 P1 1, A2 P2 2, A3 P3 3, A4 P4 4, A5 P5 5, A6 P6 6, A7 P7 7)
+    (A0 P0 0, A1 P1 1, A2 P2 2, A3 P3 3, A4 P4 4, A5 P5 5, A6 P6 6, A7 P7 7, A8 P8 8)
+    (A0 P0 0, A1 P1 1, A2 P2 2, A3 P3 3, A4 P4 4, A5 P5 5, A6 P6 6, A7 P7 7, A8 P8 8, A9 P9 9)
+    (A0 P0 0, A1 P1 1, A2 P2 2, A3 P3 3, A4 P4 4, A5 P5 5, A6 P6 6, A7 P7 7, A8 P8 8, A9 P9 9, A10 P10 10)
+    (A0 P0 0, A1 P1 1, A2 P2 2, A3 P3 3, A4 P4 4, A5 P5 5, A6 P6 6, A7 P7 7, A8 P8 8, A9 P9 9, A10 P10 10, A11 P11 11)
 }

@@ -39,7 +39,7 @@
 //! let args = kernel_args![p_input, len, p_sums];
 //! // SAFETY: the kernel takes (*const u32, u64, *mut u32) with `len` inputs and
 //! // len / 32 outputs, in blocks of a multiple of 32 threads.
-//! unsafe { device.launch(&function, LaunchConfig::linear(1, 64), &args)? };
+//! unsafe { device.launch_raw(&function, LaunchConfig::linear(1, 64), &args)? };
 //! assert_eq!(sums.download()?, vec![(0..32).sum(), (32..64).sum()]);
 //! # Ok(())
 //! # }
@@ -65,7 +65,7 @@ pub use buffer::{DeviceBuffer, ALLOCATION_ALIGNMENT};
 pub use device::{Backend, Device};
 pub use error::Error;
 pub use gpu::Gpu;
-pub use launch::LaunchConfig;
-pub use program::{Function, Module, Program};
+pub use launch::{KernelArg, KernelArgs, LaunchConfig, ParamAt, ParamValues};
+pub use program::{Function, Module, Program, Untyped};
 pub use stream::{Event, Stream};
 pub use warp_sum::WarpSumElement;

@@ -2,11 +2,12 @@
 //! program loaded on a device) and functions (one kernel of a module, ready to launch).
 
 use std::borrow::Cow;
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use cust::sys as cuda;
+use warpsafe::kernel::{Kernel, Param, Safety, Unsafe, UntypedKernel};
 
-use crate::emu;
 use crate::gpu::GpuContext;
 use crate::Error;
 
@@ -15,20 +16,21 @@ use crate::Error;
 /// host code (the `static`s `warpsafe::kernel!` declares on the host), which the emulator
 /// runs. [`crate::ptx::ENTRY`] is warpsafe's own.
 ///
-/// ```ignore
-/// // In a host crate whose build script built `my-kernels` for sm_70 and sm_90:
+/// A host crate whose build script builds its kernel crate with `warpsafe-build` gets its
+/// program with [`crate::include_program!`]; by hand it is
+///
+/// ```
 /// static MY_KERNELS: warpsafe_host::Program = warpsafe_host::Program::new(
 ///     "my-kernels",
-///     &[(70, include_str!(concat!(env!("OUT_DIR"), "/my_kernels.sm_70.ptx"))),
-///       (90, include_str!(concat!(env!("OUT_DIR"), "/my_kernels.sm_90.ptx")))],
-/// )
-/// .with_kernels(&[&my_kernels::scale, &my_kernels::total]);
+///     &[(70, "// the sm_70 PTX text"), (90, "// the sm_90 PTX text")],
+/// );
+/// assert_eq!(MY_KERNELS.ptx_for(9, 0).map(|(sm, _)| sm), Some(90));
 /// ```
 #[derive(Clone, Copy)]
 pub struct Program {
     name: &'static str,
     ptx: &'static [(u32, &'static str)],
-    kernels: &'static [&'static emu::Kernel],
+    kernels: &'static [&'static UntypedKernel],
 }
 
 impl std::fmt::Debug for Program {
@@ -52,7 +54,7 @@ impl Program {
 
     /// The same program, with its kernels' host forms listed so that the emulator can find
     /// them by name.
-    pub const fn with_kernels(self, kernels: &'static [&'static emu::Kernel]) -> Program {
+    pub const fn with_kernels(self, kernels: &'static [&'static UntypedKernel]) -> Program {
         Program { kernels, ..self }
     }
 
@@ -67,7 +69,7 @@ impl Program {
     }
 
     /// The kernels listed with [`Program::with_kernels`].
-    pub fn kernels(&self) -> &'static [&'static emu::Kernel] {
+    pub fn kernels(&self) -> &'static [&'static UntypedKernel] {
         self.kernels
     }
 
@@ -92,7 +94,7 @@ pub(crate) struct GpuModule {
     // Field order is drop order: the module is unloaded before the context goes.
     module: cust::module::Module,
     /// The program's listed kernels, whose parameter counts name lookups use.
-    kernels: &'static [&'static emu::Kernel],
+    kernels: &'static [&'static UntypedKernel],
     context: Arc<GpuContext>,
 }
 
@@ -123,7 +125,7 @@ impl Module {
     pub(crate) fn load_ptx_gpu(
         context: &Arc<GpuContext>,
         ptx: &str,
-        kernels: &'static [&'static emu::Kernel],
+        kernels: &'static [&'static UntypedKernel],
     ) -> Result<Module, Error> {
         if let Some(offset) = ptx.bytes().position(|b| b == 0) {
             return Err(Error::PtxContainsNul { offset });
@@ -151,24 +153,42 @@ impl Module {
         Module { inner: ModuleInner::Emulator(program) }
     }
 
-    /// The kernel `kernel` (the `static` that `warpsafe::kernel!` declares on the host):
-    /// on the GPU the module's entry of the same name, on the emulator the host code
-    /// itself. Launches check the argument count against its parameter count.
+    /// The kernel `kernel` (the `static` that `warpsafe::kernel!` declares on the host),
+    /// typed by its parameters: on the GPU the module's entry of the same name, on the
+    /// emulator the host code itself. [`crate::Device::launch`] checks a launch's
+    /// arguments against its parameter types at compile time.
     ///
     /// # Errors
     /// [`Error::KernelNotFound`] when the GPU module has no such entry (the PTX came from
     /// another crate).
-    pub fn kernel(&self, kernel: &'static emu::Kernel) -> Result<Function, Error> {
+    pub fn kernel<P, S: Safety>(&self, kernel: &'static Kernel<P, S>) -> Result<Function<P, S>, Error> {
+        let untyped = self.untyped_kernel(kernel.untyped())?;
+        Ok(Function {
+            name: untyped.name,
+            params: untyped.params,
+            inner: untyped.inner,
+            signature: PhantomData,
+        })
+    }
+
+    /// The kernel `kernel` without its parameter types, for code that handles kernels of
+    /// any signature; launched only with [`crate::Device::launch_raw`], whose argument
+    /// count is checked against its parameters.
+    ///
+    /// # Errors
+    /// As for [`Module::kernel`].
+    pub fn untyped_kernel(&self, kernel: &'static UntypedKernel) -> Result<Function, Error> {
         match &self.inner {
             ModuleInner::Gpu(module) => {
                 let mut function = Module::gpu_function(module, kernel.name())?;
-                function.params = Some(kernel.param_count());
+                function.params = Some(kernel.params());
                 Ok(function)
             }
             ModuleInner::Emulator(_) => Ok(Function {
                 name: Cow::Borrowed(kernel.name()),
-                params: Some(kernel.param_count()),
+                params: Some(kernel.params()),
                 inner: FunctionInner::Emulator(kernel),
+                signature: PhantomData,
             }),
         }
     }
@@ -184,7 +204,7 @@ impl Module {
         match &self.inner {
             ModuleInner::Gpu(module) => {
                 let mut function = Module::gpu_function(module, name)?;
-                function.params = module.kernels.iter().find(|k| k.name() == name).map(|k| k.param_count());
+                function.params = module.kernels.iter().find(|k| k.name() == name).map(|k| k.params());
                 Ok(function)
             }
             ModuleInner::Emulator(program) => {
@@ -193,7 +213,7 @@ impl Module {
                     .iter()
                     .find(|k| k.name() == name)
                     .ok_or_else(|| Error::KernelNotFound { name: name.to_string(), source: None })?;
-                self.kernel(kernel)
+                self.untyped_kernel(kernel)
             }
         }
     }
@@ -217,23 +237,46 @@ impl Module {
             name: Cow::Owned(name.to_string()),
             params: None,
             inner: FunctionInner::Gpu { raw: function.to_raw(), module: Arc::clone(module) },
+            signature: PhantomData,
         })
     }
 }
 
-/// One kernel of a [`Module`], ready to launch with [`crate::Device::launch`]. A cheap
-/// handle that keeps its module loaded.
-#[derive(Clone)]
-pub struct Function {
+/// One kernel of a [`Module`], ready to launch. A cheap handle that keeps its module
+/// loaded.
+///
+/// `P` is the tuple of the kernel's parameter types and `S` whether launching it is safe,
+/// as [`Module::kernel`] takes them from the kernel's declaration: a
+/// `Function<P, Safe>` launches with [`crate::Device::launch`], a safe call whose
+/// arguments are checked against `P` at compile time. A function without its types
+/// ([`Module::untyped_kernel`], [`Module::function_by_name`]) is a `Function<Untyped>`,
+/// launched only by the `unsafe` [`crate::Device::launch_raw`].
+pub struct Function<P = Untyped, S: Safety = Unsafe> {
     name: Cow<'static, str>,
-    params: Option<usize>,
+    params: Option<&'static [Param]>,
     inner: FunctionInner,
+    signature: PhantomData<fn(P) -> S>,
+}
+
+/// The parameter types of a [`Function`] that was not typed by its kernel's declaration.
+#[derive(Debug)]
+pub enum Untyped {}
+
+impl<P, S: Safety> Clone for Function<P, S> {
+    fn clone(&self) -> Self {
+        Function {
+            name: self.name.clone(),
+            params: self.params,
+            inner: self.inner.clone(),
+            signature: PhantomData,
+        }
+    }
 }
 
 #[derive(Clone)]
 enum FunctionInner {
     Gpu { raw: cuda::CUfunction, module: Arc<GpuModule> },
-    Emulator(&'static emu::Kernel),
+    Emulator(&'static UntypedKernel),
 }
 
 // SAFETY: a CUfunction is a driver handle, valid in every thread while its module is
@@ -243,7 +286,7 @@ unsafe impl Send for FunctionInner {}
 // SAFETY: as above; the handle is never mutated through a shared reference.
 unsafe impl Sync for FunctionInner {}
 
-impl std::fmt::Debug for Function {
+impl<P, S: Safety> std::fmt::Debug for Function<P, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let backend = match self.inner {
             FunctionInner::Gpu { .. } => "GPU",
@@ -253,7 +296,7 @@ impl std::fmt::Debug for Function {
     }
 }
 
-impl Function {
+impl<P, S: Safety> Function<P, S> {
     /// The kernel's name.
     pub fn name(&self) -> &str {
         &self.name
@@ -261,7 +304,23 @@ impl Function {
 
     /// The number of parameters, when known (always for [`Module::kernel`]).
     pub fn param_count(&self) -> Option<usize> {
+        self.params.map(<[Param]>::len)
+    }
+
+    /// The parameters as declared, when known (always for [`Module::kernel`]).
+    pub fn params(&self) -> Option<&'static [Param]> {
         self.params
+    }
+
+    /// The same function without its parameter types, for code that launches functions
+    /// of any signature with [`crate::Device::launch_raw`].
+    pub fn untyped(&self) -> Function {
+        Function {
+            name: self.name.clone(),
+            params: self.params,
+            inner: self.inner.clone(),
+            signature: PhantomData,
+        }
     }
 
     /// The raw handle, after checking that the function was loaded in `context`.
@@ -278,7 +337,7 @@ impl Function {
     }
 
     /// The host code, after checking that this is an emulator function.
-    pub(crate) fn emulator_kernel(&self) -> Result<&'static emu::Kernel, Error> {
+    pub(crate) fn emulator_kernel(&self) -> Result<&'static UntypedKernel, Error> {
         match self.inner {
             FunctionInner::Emulator(kernel) => Ok(kernel),
             FunctionInner::Gpu { .. } => {
@@ -289,7 +348,7 @@ impl Function {
 
     /// Checks `args` against the parameter count, when it is known.
     pub(crate) fn check_argument_count(&self, args: &[*mut core::ffi::c_void]) -> Result<(), Error> {
-        match self.params {
+        match self.param_count() {
             Some(expected) if expected != args.len() => {
                 Err(Error::ArgumentCount { kernel: self.name.to_string(), expected, got: args.len() })
             }

@@ -8,8 +8,10 @@ pub const EMBEDDED: &[(u32, &str)] = include!(concat!(env!("OUT_DIR"), "/embedde
 
 /// warpsafe's own kernels (`warpsafe-entry`): the embedded PTX, and the same kernels as
 /// host code for the emulator.
-pub static ENTRY: Program = Program::new("warpsafe-entry", EMBEDDED)
-    .with_kernels(&[&entry_kernels::warpsafe_warp_sum_u32, &entry_kernels::warpsafe_warp_sum_f32]);
+pub static ENTRY: Program = Program::new("warpsafe-entry", EMBEDDED).with_kernels(&[
+    entry_kernels::warpsafe_warp_sum_u32.untyped(),
+    entry_kernels::warpsafe_warp_sum_f32.untyped(),
+]);
 
 /// The embedded PTX that a device of compute capability `major.minor` runs, or `None` when
 /// the device is older than every embedded architecture (older than sm_70). A device runs

@@ -99,7 +99,9 @@ use bytemuck::Pod;
 use warpsafe::op::{BitAnd, BitOr, BitXor, Max, Min, Operator, Sum};
 use warpsafe::reduce::grid;
 
-use crate::{emu, kernel_args, ptx, Device, DeviceBuffer, Error, Function, LaunchConfig, Program, Stream};
+use warpsafe::global::Slice;
+
+use crate::{kernel_args, ptx, Device, DeviceBuffer, Error, Function, LaunchConfig, Program, Stream};
 
 /// How a [`Reducer`] combines the blocks' partial results (see the module docs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -155,11 +157,11 @@ pub struct ReduceKernels {
     /// The kernel crate (its PTX, and the host forms for the emulator).
     pub program: Program,
     /// `warpsafe::reduce::grid::two_pass`.
-    pub two_pass: &'static emu::Kernel,
+    pub two_pass: &'static warpsafe::kernel::UntypedKernel,
     /// `warpsafe::reduce::grid::last_block`.
-    pub last_block: &'static emu::Kernel,
+    pub last_block: &'static warpsafe::kernel::UntypedKernel,
     /// `warpsafe::reduce::grid::cooperative`.
-    pub cooperative: &'static emu::Kernel,
+    pub cooperative: &'static warpsafe::kernel::UntypedKernel,
 }
 
 /// An operator a [`Reducer`] can apply to `T`: its kernels and what an empty input
@@ -398,9 +400,9 @@ impl<T: Pod, O: Reduction<T>> Reducer<T, O> {
         } else {
             device.load(&kernels.program)?
         };
-        let two_pass = module.kernel(kernels.two_pass)?;
-        let last_block = module.kernel(kernels.last_block)?;
-        let cooperative = module.kernel(kernels.cooperative)?;
+        let two_pass = module.untyped_kernel(kernels.two_pass)?;
+        let last_block = module.untyped_kernel(kernels.last_block)?;
+        let cooperative = module.untyped_kernel(kernels.cooperative)?;
         let threads = options.block_threads;
         let shared = shared_bytes::<T>()?;
         let limit = options.max_blocks.unwrap_or(u32::MAX);
@@ -588,11 +590,11 @@ impl<T: Pod, O: Reduction<T>> Reducer<T, O> {
             shared_mem_bytes: shared_bytes::<T>()?,
             ..LaunchConfig::linear(plan.blocks, plan.block_threads)
         };
-        // The kernels take the input as `&[T; 0]`, which must not be null: an empty input
-        // passes the (never read) address of the result buffer instead.
+        // The kernels take the input as a `Slice<T>` (address and length); an empty input
+        // passes the (never read) address of the result buffer, never a null one.
         let input_address =
             if input.is_empty() { self.result.device_address() } else { input.device_address() };
-        let len = input.len() as u64;
+        let len = input.len();
         let partials = self.partials.device_address();
         let out = out.device_address();
         match plan.strategy {
@@ -608,37 +610,41 @@ impl<T: Pod, O: Reduction<T>> Reducer<T, O> {
                 unsafe {
                     self.launch_two_pass(stream, config, input_address, len, partials)?;
                     let single = LaunchConfig { grid: (1, 1, 1), ..config };
-                    self.launch_two_pass(stream, single, partials, plan.blocks as u64, out)
+                    self.launch_two_pass(stream, single, partials, plan.blocks as usize, out)
                 }
             }
             Strategy::LastBlock => {
                 let Some(epoch) = self.next_epoch() else {
                     return Err(Error::unsupported("a last-block launch before its slots were re-zeroed"));
                 };
-                let (mut input, mut len, mut slots, mut counter, mut epoch, mut out) =
-                    (input_address, len, self.slots.device_address(), self.sync_word(TICKET), epoch, out);
-                let args = kernel_args![input, len, slots, counter, epoch, out];
-                // SAFETY: last_block(input: &[T; 0], len: u64, slots: *mut u64, counter:
+                // SAFETY: the input buffer holds `len` elements (or `len` is 0), and the
+                // caller keeps it alive and unwritten until the stream has run the launch.
+                let mut input = unsafe { Slice::from_raw_parts(input_address as *const T, len) };
+                let (mut slots, mut counter, mut epoch, mut out) =
+                    (self.slots.device_address(), self.sync_word(TICKET), epoch, out);
+                let args = kernel_args![input, slots, counter, epoch, out];
+                // SAFETY: last_block(input: Slice<T>, slots: *mut u64, counter:
                 // *mut u32, epoch: u32, out: *mut T): `input` holds `len` elements (or is
                 // the unread result buffer), `slots` slot_words per block of the grid
                 // (sized for the largest), holding no word of this epoch (each launch
                 // takes a new one; they are zeroed before the epochs wrap), the counter
                 // is 0 between launches (reset by the last ticket, or re-zeroed after a
                 // failure), `out` one element; dynamic shared memory as the kernel needs.
-                let launched = unsafe { self.device.launch_on(stream, &self.last_block, config, &args) };
+                let launched = unsafe { self.device.launch_raw_on(stream, &self.last_block, config, &args) };
                 self.note_failure(&launched);
                 launched
             }
             Strategy::Cooperative => {
-                let barrier = self.sync_word(BARRIER);
-                let (mut input, mut len, mut partials, mut barrier, mut out) =
-                    (input_address, len, partials, barrier, out);
-                let args = kernel_args![input, len, partials, barrier, out];
-                // SAFETY: cooperative(input, len, partials, barrier: *mut u32, out): as for
+                // SAFETY: as for the last block.
+                let mut input = unsafe { Slice::from_raw_parts(input_address as *const T, len) };
+                let (mut partials, mut barrier, mut out) = (partials, self.sync_word(BARRIER), out);
+                let args = kernel_args![input, partials, barrier, out];
+                // SAFETY: cooperative(input: Slice<T>, partials, barrier: *mut u32, out): as for
                 // the last block; the barrier word's low 31 bits are 0 between launches;
                 // the grid is within the cooperative limit.
-                let launched =
-                    unsafe { self.device.launch_cooperative_on(stream, &self.cooperative, config, &args) };
+                let launched = unsafe {
+                    self.device.launch_raw_cooperative_on(stream, &self.cooperative, config, &args)
+                };
                 self.note_failure(&launched);
                 launched
             }
@@ -651,20 +657,22 @@ impl<T: Pod, O: Reduction<T>> Reducer<T, O> {
     ///
     /// # Safety
     /// `input` holds `len` elements (or is any valid non-null address when `len` is 0),
-    /// `partials` one per block of `config`, both alive until `stream` has run the launch.
+    /// not written until `stream` has run the launch; `partials` one per block of
+    /// `config`; both alive until then.
     unsafe fn launch_two_pass(
         &self,
         stream: &Stream,
         config: LaunchConfig,
         input: u64,
-        len: u64,
+        len: usize,
         partials: u64,
     ) -> Result<(), Error> {
-        let (mut input, mut len, mut partials) = (input, len, partials);
-        let args = kernel_args![input, len, partials];
-        // SAFETY: two_pass(input: &[T; 0], len: u64, partials: *mut T), as the caller
-        // guarantees.
-        unsafe { self.device.launch_on(stream, &self.two_pass, config, &args) }
+        // SAFETY: the caller's contract.
+        let mut input = unsafe { Slice::from_raw_parts(input as *const T, len) };
+        let mut partials = partials;
+        let args = kernel_args![input, partials];
+        // SAFETY: two_pass(input: Slice<T>, partials: *mut T), as the caller guarantees.
+        unsafe { self.device.launch_raw_on(stream, &self.two_pass, config, &args) }
     }
 
     /// The device address of sync word `index`.

@@ -22,7 +22,7 @@ use crate::Error;
 /// let device = warpsafe_host::Device::emulator();
 /// let stream = device.stream()?;
 /// let start = stream.record()?;
-/// // ... device.launch_on(&stream, ...) ...
+/// // ... device.launch_raw_on(&stream, ...) ...
 /// let end = stream.record()?;
 /// stream.synchronize()?;
 /// let elapsed = end.elapsed_since(&start)?;

@@ -1,6 +1,6 @@
 //! The warp sum: warpsafe's first kernel, and the demo's.
 
-use crate::{emu, entry_kernels, kernel_args, Device, Error, LaunchConfig};
+use crate::{entry_kernels, kernel_args, Device, Error, LaunchConfig};
 
 /// Threads per block of the warp-sum launch: a multiple of 32, so every warp is full.
 const BLOCK_THREADS: u32 = 256;
@@ -13,17 +13,17 @@ const MAX_GRID_X: u32 = i32::MAX as u32;
 /// Sealed: the kernel exists for exactly these types.
 pub trait WarpSumElement: bytemuck::Pod + sealed::Sealed {
     /// The kernel (`warpsafe-entry`'s `warpsafe_warp_sum_*`) for this type.
-    fn kernel() -> &'static emu::Kernel;
+    fn kernel() -> &'static warpsafe::kernel::UntypedKernel;
 }
 
 impl WarpSumElement for u32 {
-    fn kernel() -> &'static emu::Kernel {
+    fn kernel() -> &'static warpsafe::kernel::UntypedKernel {
         &entry_kernels::warpsafe_warp_sum_u32
     }
 }
 
 impl WarpSumElement for f32 {
-    fn kernel() -> &'static emu::Kernel {
+    fn kernel() -> &'static warpsafe::kernel::UntypedKernel {
         &entry_kernels::warpsafe_warp_sum_f32
     }
 }
@@ -60,7 +60,7 @@ impl Device {
         if input.len() > max {
             return Err(Error::InputTooLarge { operation: "warp_sums", len: input.len(), max });
         }
-        let function = self.entry_module().kernel(T::kernel())?;
+        let function = self.entry_module().untyped_kernel(T::kernel())?;
         let d_input = self.upload(input)?;
         let d_out = self.alloc_zeroed::<T>(input.len().div_ceil(32))?;
         let grid = input.len().div_ceil(BLOCK_THREADS as usize) as u32;
@@ -70,7 +70,7 @@ impl Device {
         // SAFETY: the kernel's parameters are (*const T, u64, *mut T) (warpsafe-entry);
         // `d_input` holds `len` elements and `d_out` holds `len.div_ceil(32)`; the block
         // size is a multiple of 32 as the kernel requires.
-        unsafe { self.launch(&function, LaunchConfig::linear(grid, BLOCK_THREADS), &args)? };
+        unsafe { self.launch_raw(&function, LaunchConfig::linear(grid, BLOCK_THREADS), &args)? };
         d_out.download()
     }
 }

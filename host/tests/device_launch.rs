@@ -91,7 +91,7 @@ fn programs_pick_ptx_by_architecture_and_modules_find_kernels() {
     for device in devices("programs_pick_ptx_by_architecture_and_modules_find_kernels") {
         let module = device.load(&ptx::ENTRY).unwrap();
         for kernel in ptx::ENTRY.kernels() {
-            let function = module.kernel(kernel).unwrap();
+            let function = module.untyped_kernel(kernel).unwrap();
             assert_eq!(function.name(), kernel.name());
             assert_eq!(function.param_count(), Some(3));
         }
@@ -107,7 +107,7 @@ fn launches_check_the_argument_count() {
         let mut len = 0u64;
         let args = kernel_args![len];
         // SAFETY: refused before the kernel runs.
-        let err = unsafe { device.launch(&function, LaunchConfig::linear(1, 32), &args) }.unwrap_err();
+        let err = unsafe { device.launch_raw(&function, LaunchConfig::linear(1, 32), &args) }.unwrap_err();
         assert!(matches!(err, Error::ArgumentCount { expected: 3, got: 1, .. }), "{device:?}: {err}");
         assert!(err.to_string().contains("warpsafe_warp_sum_u32"), "{err}");
     }
@@ -128,7 +128,8 @@ fn streams_enqueue_launches_and_events_time_them() {
         for _ in 0..3 {
             // SAFETY: (*const u32, u64, *mut u32) with len inputs and len / 32 rounded up
             // outputs; 128 is a multiple of 32; the buffers outlive the synchronisation.
-            unsafe { device.launch_on(&stream, &function, LaunchConfig::linear(33, 128), &args) }.unwrap();
+            unsafe { device.launch_raw_on(&stream, &function, LaunchConfig::linear(33, 128), &args) }
+                .unwrap();
         }
         let end = stream.record().unwrap();
         stream.synchronize().unwrap();
@@ -147,7 +148,8 @@ fn streams_enqueue_launches_and_events_time_them() {
         let (mut a, mut b) = (0u64, 0u64);
         let args = kernel_args![a, len, b];
         // SAFETY: refused before it runs.
-        let err = unsafe { emulator.launch_on(&gpu_stream, &function, LaunchConfig::linear(1, 32), &args) };
+        let err =
+            unsafe { emulator.launch_raw_on(&gpu_stream, &function, LaunchConfig::linear(1, 32), &args) };
         assert!(matches!(err, Err(Error::Unsupported { .. })), "{err:?}");
     }
 }
@@ -187,13 +189,14 @@ fn cooperative_launches_fill_the_device_and_refuse_one_block_more() {
         let args = kernel_args![p_in, len, p_out];
         let config = LaunchConfig::linear(blocks, block);
         // SAFETY: (*const u32, u64, *mut u32) sized for the grid; 256 is a multiple of 32.
-        unsafe { device.launch_cooperative_on(&stream, &function, config, &args) }.unwrap();
+        unsafe { device.launch_raw_cooperative_on(&stream, &function, config, &args) }.unwrap();
         stream.synchronize().unwrap();
         assert_eq!(d_out.download().unwrap(), cpu_sums(&input), "{device:?}");
 
         let too_many = LaunchConfig::linear(blocks + 1, block);
         // SAFETY: refused before it runs.
-        let err = unsafe { device.launch_cooperative_on(&stream, &function, too_many, &args) }.unwrap_err();
+        let err =
+            unsafe { device.launch_raw_cooperative_on(&stream, &function, too_many, &args) }.unwrap_err();
         assert!(
             matches!(err, Error::CooperativeGridTooLarge { blocks: b, max, .. } if b == u64::from(blocks) + 1 && max == blocks),
             "{device:?}: {err}"

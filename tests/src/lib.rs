@@ -14,9 +14,10 @@ use warpsafe_host::{Backend, Device, Error, Gpu, Module, Program};
 /// The PTX of `examples/third-party-kernels` for sm_70, built by this crate's `build.rs`.
 pub const THIRD_PARTY_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/third_party_kernels.sm_70.ptx"));
 
-/// `examples/third-party-kernels` as a program (sm_70 PTX; its kernels' host forms are the
-/// crate's statics, reached with `Module::kernel`).
-pub static THIRD_PARTY: Program = Program::new("third-party-kernels", &[(70, THIRD_PARTY_PTX)]);
+/// `examples/third-party-kernels` as a program, as a user's host crate gets it from the
+/// builder (sm_70 PTX; its kernels' host forms are the crate's statics, reached with
+/// `Module::kernel`).
+pub static THIRD_PARTY: Program = warpsafe_host::include_program!("third_party_kernels");
 
 /// `(crate directory name under tests/kernels, [(sm, PTX text)])` for every test-kernel
 /// crate, as `build.rs` compiled it.

@@ -6,7 +6,8 @@ mod emu_support;
 
 use emu_support::{arg, launch};
 use emu_test_kernels::misuse;
-use warpsafe::emu::{for_each_seed, Error, ErrorKind, Kernel, Options};
+use warpsafe::emu::{for_each_seed, Error, ErrorKind, Options};
+use warpsafe::kernel::UntypedKernel as Kernel;
 
 const SEEDS: core::ops::Range<u64> = 0..10;
 

@@ -5,7 +5,8 @@
 
 use group_test_kernels::{self as k, float_of, mat_of, Mat2, MatMul, SLOTS};
 use rand::{Rng, SeedableRng};
-use warpsafe::emu::{self, ErrorKind, Kernel};
+use warpsafe::emu::{self, ErrorKind};
+use warpsafe::kernel::UntypedKernel as Kernel;
 use warpsafe::op::Operator;
 use warpsafe_host::{kernel_args, Device, Error, LaunchConfig, Module};
 use warpsafe_tests::{gpu_or_skip, modules, on_gpu, test_devices, test_program};
@@ -129,7 +130,7 @@ fn check_kind(
     let args = kernel_args![kind_id, members_arg, p_input, p_labels, p_out];
     // SAFETY: parameters (u32, u32, *const u32, *const u32, *mut u32) with one input and
     // SLOTS outputs per thread of the grid.
-    unsafe { device.launch(&kernel, LaunchConfig { grid, block, shared_mem_bytes: 0 }, &args) }
+    unsafe { device.launch_raw(&kernel, LaunchConfig { grid, block, shared_mem_bytes: 0 }, &args) }
         .unwrap_or_else(|e| panic!("{arch} {} block {block:?}: {e}", kind.1));
     let out = d_out.download().unwrap();
 
@@ -219,7 +220,7 @@ fn reduce_where_gives_inactive_lanes_the_identity() {
                     (members, d_input.device_address(), d_out.device_address());
                 let args = kernel_args![m, p_in, p_out];
                 // SAFETY: (u32, *const u32, *mut u32), one element per thread.
-                unsafe { device.launch(&kernel, LaunchConfig::linear(1, 96), &args) }.unwrap();
+                unsafe { device.launch_raw(&kernel, LaunchConfig::linear(1, 96), &args) }.unwrap();
                 let out = d_out.download().unwrap();
                 for (w, chunk) in input.chunks(32).enumerate() {
                     let expected = (0..32)
@@ -251,7 +252,8 @@ fn ballot_loop_with_a_uniform_condition_sees_every_element() {
                 let (mut p_in, mut n, mut p_out) = (d_input.device_address(), len, d_out.device_address());
                 let args = kernel_args![p_in, n, p_out];
                 // SAFETY: (*const u32, u32, *mut u32): len elements per warp, two outputs per thread.
-                unsafe { device.launch(&kernel, LaunchConfig::linear(1, 32 * warps as u32), &args) }.unwrap();
+                unsafe { device.launch_raw(&kernel, LaunchConfig::linear(1, 32 * warps as u32), &args) }
+                    .unwrap();
                 let out = d_out.download().unwrap();
                 for w in 0..warps {
                     let row = &input[w * len as usize..][..len as usize];
@@ -287,12 +289,12 @@ fn misuse_child_process() {
     let kernel = misuse_kernels().into_iter().find(|k| k.name() == kernel_name).expect("a misuse kernel");
     let device = Device::gpu().expect("the parent found a GPU");
     let module = device.load(&test_program("group")).unwrap();
-    let function = module.kernel(kernel).unwrap();
+    let function = module.untyped_kernel(kernel).unwrap();
     let d_out = device.alloc_zeroed::<u32>(64).unwrap();
     let mut p_out = d_out.device_address();
     let args = kernel_args![p_out];
     // SAFETY: one *mut u32 parameter with one element per thread (64).
-    let result = unsafe { device.launch(&function, LaunchConfig::linear(1, 64), &args) };
+    let result = unsafe { device.launch_raw(&function, LaunchConfig::linear(1, 64), &args) };
     match result {
         Err(err @ Error::KernelFailed { .. }) => println!("child: {err}"),
         other => println!("child: expected KernelFailed, got {other:?}"),
@@ -372,7 +374,7 @@ fn misused_groups_end_an_emulated_launch_with_an_error_naming_the_collective_and
             let mut p_out = d_out.device_address();
             let args = kernel_args![p_out];
             // SAFETY: one *mut u32 parameter with one element per thread (64).
-            match unsafe { device.launch(&function, LaunchConfig::linear(1, 64), &args) } {
+            match unsafe { device.launch_raw(&function, LaunchConfig::linear(1, 64), &args) } {
                 Err(Error::Emulator(err)) => {
                     let message = err.to_string();
                     assert_eq!(err.kind(), kind, "{message}");

@@ -13,7 +13,8 @@ use approx::assert_relative_eq;
 use memory_test_kernels as k;
 use rand::distributions::{Distribution, Standard};
 use rand::{Rng, SeedableRng};
-use warpsafe::emu::{self, Kernel};
+use warpsafe::emu;
+use warpsafe::kernel::UntypedKernel as Kernel;
 use warpsafe_host::{kernel_args, Device, Function, LaunchConfig, Module};
 use warpsafe_tests::{gpu_or_skip, modules, note, on_gpu, test_devices};
 
@@ -60,7 +61,7 @@ fn run_message_passing(device: &Device, kernel: &'static Kernel, test: &str) -> 
     let size = mp_size(device);
     let mut results = Vec::new();
     for (arch, module) in memory_modules(device, test) {
-        let function = module.kernel(kernel).unwrap();
+        let function = module.untyped_kernel(kernel).unwrap();
         let (mut violations, mut timeouts, mut unfinished) = (0u64, 0u64, 0u64);
         let channels = 32 * size.blocks as usize;
         for launch in 0..size.launches {
@@ -79,7 +80,7 @@ fn run_message_passing(device: &Device, kernel: &'static Kernel, test: &str) -> 
             let args = kernel_args![p_flags, p_data, p_out, rounds, spin_limit];
             // SAFETY: the parameters match message_passing's, with its buffer sizes for
             // `size.blocks` blocks of 64 threads; flags and data start zeroed.
-            unsafe { device.launch(&function, LaunchConfig::linear(size.blocks, 64), &args) }
+            unsafe { device.launch_raw(&function, LaunchConfig::linear(size.blocks, 64), &args) }
                 .unwrap_or_else(|e| panic!("{arch} {}: {e}", kernel.name()));
             for (c, r) in out.download().unwrap().chunks(3).enumerate() {
                 let [v, timed_out, seen] = [r[0], r[1], r[2]];
@@ -358,7 +359,7 @@ fn run_counters<T: bytemuck::Pod>(
     let args = kernel_args![p_vals, p_counters, p_olds];
     // SAFETY: (vals, counters, olds) with one value and one old per thread and the
     // kernel's number of counters per group in `init`, as every counter kernel expects.
-    unsafe { device.launch(function, LaunchConfig::linear(grid, block), &args) }
+    unsafe { device.launch_raw(function, LaunchConfig::linear(grid, block), &args) }
         .unwrap_or_else(|e| panic!("{} grid {grid} block {block}: {e}", function.name()));
     (counters.download().unwrap(), olds.download().unwrap())
 }
@@ -373,7 +374,7 @@ where
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     for (arch, module) in memory_modules(device, test) {
         for (kernel, per_block) in T::kernels().into_iter().zip(PER_BLOCK) {
-            let function = module.kernel(kernel).unwrap();
+            let function = module.untyped_kernel(kernel).unwrap();
             for (grid, block) in counter_launches(device) {
                 let total = (grid * block) as usize;
                 let groups = if per_block { grid as usize } else { 1 };
@@ -502,7 +503,7 @@ fn check_float_counters<T: FloatModel>(device: &Device, test: &str, seed: u64) {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     for (arch, module) in memory_modules(device, test) {
         for (kernel, per_block) in T::kernels().into_iter().zip(PER_BLOCK) {
-            let function = module.kernel(kernel).unwrap();
+            let function = module.untyped_kernel(kernel).unwrap();
             for (grid, block) in counter_launches(device) {
                 let total = (grid * block) as usize;
                 let groups = if per_block { grid as usize } else { 1 };
@@ -574,14 +575,14 @@ fn exchange(t: u32, start: u32, len: u32) -> u32 {
 
 /// Launches a barrier kernel taking `(out, rounds)` and returns `out`, poisoned first.
 fn run_exchange(device: &Device, module: &Module, kernel: &'static Kernel, block: u32) -> Vec<u32> {
-    let function = module.kernel(kernel).unwrap();
+    let function = module.untyped_kernel(kernel).unwrap();
     let total = (BARRIER_GRID * block) as usize;
     let out = device.upload(&vec![0xdead_beefu32; total]).unwrap();
     let mut p_out = out.device_address();
     let mut rounds = EXCHANGE_ROUNDS;
     let args = kernel_args![p_out, rounds];
     // SAFETY: (out, rounds) with one output per thread, blocks of at most 1024 threads.
-    unsafe { device.launch(&function, LaunchConfig::linear(BARRIER_GRID, block), &args) }
+    unsafe { device.launch_raw(&function, LaunchConfig::linear(BARRIER_GRID, block), &args) }
         .unwrap_or_else(|e| panic!("{} block {block}: {e}", kernel.name()));
     out.download().unwrap()
 }
@@ -667,7 +668,7 @@ fn barrier_count_and_or_match_the_cpu() {
                 let args = kernel_args![p_preds, p_out, r];
                 // SAFETY: (preds, out, rounds) with rounds * total predicates and three outputs
                 // per predicate.
-                unsafe { device.launch(&function, LaunchConfig::linear(BARRIER_GRID, block), &args) }
+                unsafe { device.launch_raw(&function, LaunchConfig::linear(BARRIER_GRID, block), &args) }
                     .unwrap_or_else(|e| panic!("{arch} block {block}: {e}"));
                 let got = out.download().unwrap();
                 for round in 0..rounds {

@@ -55,14 +55,19 @@ fn builder_compiles_a_third_party_kernel_crate_for_three_archs() {
     assert_eq!(built.ptx.len(), 3);
     for arch in ARCHS {
         let ptx = built.for_arch(arch).expect("every arch asked for is built");
-        assert_eq!(ptx.kernels, vec!["scale_and_total".to_string()]);
+        assert_eq!(ptx.kernels, ["histogram", "scale_and_total", "strided_max"]);
         let text = std::fs::read_to_string(&ptx.path).unwrap();
         assert!(text.contains(&format!(".target {arch}")));
         assert!(text.contains(&format!(".version {}.{}", arch.ptx_version() / 10, arch.ptx_version() % 10)));
         assert!(text.contains(".entry scale_and_total("));
         // warpsafe's own kernels live in warpsafe-entry and must not leak in.
         assert!(!text.contains("warpsafe_warp_sum"), "warpsafe's kernels leaked into {arch}");
-        assert_eq!(text.matches("shfl.sync.down.b32").count(), 5);
+        // The warp reductions are shuffles; the bounds checks report through printf.
+        assert!(text.contains("shfl.sync.bfly.b32"), "{arch}: no warp shuffle");
+        assert!(
+            text.contains("call.uni (retval0), vprintf") || text.contains("vprintf"),
+            "{arch}: no report"
+        );
         assert_assembles_without_spills(&text, arch.sm(), "third-party-kernels");
         let ir = std::fs::read_to_string(&ptx.llvm_ir).unwrap();
         assert!(ir.contains("define ptx_kernel void @scale_and_total"));
@@ -83,6 +88,29 @@ fn builder_shows_rustc_errors_of_a_crate_that_does_not_compile() {
     assert!(diagnostics.contains("mismatched types"), "rustc's error is missing:\n{err}");
     assert!(err.to_string().contains("does not compile for nvptx64-nvidia-cuda"));
     let _ = std::fs::remove_dir_all(&out);
+}
+
+/// Misuse that only code generation sees (a constant evaluated per instantiation, so
+/// `cargo check` and the compile-fail tests cannot): the builder compiles for the GPU and
+/// must refuse each, with the check's own message.
+#[test]
+fn the_builder_refuses_misuse_that_only_codegen_sees() {
+    let cases = [
+        ("tile_of_three", "a tile has 1, 2, 4, 8, 16 or 32 lanes"),
+        ("overaligned_dynamic_shared", "dynamic shared memory is 16-byte aligned"),
+    ];
+    for (cfg, message) in cases {
+        let out = std::env::temp_dir().join(format!("warpsafe-misuse-{cfg}-{}", std::process::id()));
+        let err = Builder::new(workspace_root().join("tests/fixtures/misuse-at-codegen"))
+            .cfg(cfg)
+            .out_dir(&out)
+            .target_dir(nvptx_target_dir())
+            .build()
+            .unwrap_err();
+        let BuildError::KernelCompile { diagnostics, .. } = &err else { panic!("{cfg}: wrong error: {err}") };
+        assert!(diagnostics.contains(message), "{cfg}: the check's message is missing:\n{err}");
+        let _ = std::fs::remove_dir_all(&out);
+    }
 }
 
 #[test]

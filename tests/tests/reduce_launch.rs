@@ -117,7 +117,8 @@ fn warp_reduce_and_scans_match_the_cpu_model_in_full_and_partial_warps() {
                 };
                 // SAFETY: (input: *const u32, out: *mut u32) with one input and WARP_SLOTS
                 // outputs per thread.
-                unsafe { device.launch(&function, config, &args) }.unwrap_or_else(|e| panic!("{label}: {e}"));
+                unsafe { device.launch_raw(&function, config, &args) }
+                    .unwrap_or_else(|e| panic!("{label}: {e}"));
                 let got = out.download().unwrap();
                 for t in 0..total {
                     assert_eq!(
@@ -148,7 +149,7 @@ fn warp_reduce_over_converged_lanes_in_divergent_branches() {
                     let args = kernel_args![p_input, m, p_out];
                     // SAFETY: (input, members, out) with one input and CONVERGED_SLOTS
                     // outputs per thread.
-                    unsafe { device.launch(&function, LaunchConfig::linear(1, threads as u32), &args) }
+                    unsafe { device.launch_raw(&function, LaunchConfig::linear(1, threads as u32), &args) }
                         .unwrap_or_else(|e| panic!("{label}: {e}"));
                     let got = out.download().unwrap();
                     for t in 0..threads {
@@ -258,7 +259,8 @@ fn block_reduce_and_scans_for_any_block_size() {
                 };
                 // SAFETY: (input: *const u32, out: *mut u32) with one input and BLOCK_SLOTS
                 // outputs per thread; every thread runs the kernel.
-                unsafe { device.launch(&function, config, &args) }.unwrap_or_else(|e| panic!("{label}: {e}"));
+                unsafe { device.launch_raw(&function, config, &args) }
+                    .unwrap_or_else(|e| panic!("{label}: {e}"));
                 let got = out.download().unwrap();
                 for b in 0..grid {
                     let block = &x[b * threads..(b + 1) * threads];
@@ -310,11 +312,11 @@ counter!(u32, i64);
 /// Runs one atomic kernel over `values` and returns the counters and previous values.
 fn run_atomics<T: Counter>(
     device: &Device,
-    kernel: &'static warpsafe::emu::Kernel,
+    kernel: &'static warpsafe::kernel::UntypedKernel,
     values: &[T],
 ) -> (Vec<T>, Vec<T>) {
     let module = device.load(&test_program("reduce")).unwrap();
-    let function = module.kernel(kernel).unwrap();
+    let function = module.untyped_kernel(kernel).unwrap();
     let input = device.upload(values).unwrap();
     let initial = [T::of(0), T::MAX, T::MIN, T::ONES, T::of(0), T::of(0), T::of(0)];
     let counters = device.upload(&initial).unwrap();
@@ -325,7 +327,7 @@ fn run_atomics<T: Counter>(
     let grid = values.len().div_ceil(256) as u32;
     // SAFETY: (values, len, counters, olds) with `len` values and olds and COUNTERS
     // counters, accessed only by this launch.
-    unsafe { device.launch(&function, LaunchConfig::linear(grid, 256), &args) }.unwrap();
+    unsafe { device.launch_raw(&function, LaunchConfig::linear(grid, 256), &args) }.unwrap();
     (counters.download().unwrap(), olds.download().unwrap())
 }
 

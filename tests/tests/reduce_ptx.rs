@@ -52,7 +52,8 @@ fn loops(body: &str) -> Vec<Vec<&str>> {
     found
 }
 
-/// The vector-load instruction of the hot loop for a type.
+/// The vector-load instruction of the hot loop for a type: 16 bytes through the read-only
+/// cache, as two 64-bit words for 64-bit elements.
 fn vector_load(ty: &str) -> &'static str {
     if ty.ends_with("64") {
         "ld.global.nc.v2.b64"
@@ -170,6 +171,17 @@ fn resources(report: &str) -> Vec<(String, u32, String)> {
     out
 }
 
+/// The kernels allowed past the register limit, each with its own ceiling. On sm_80 the
+/// f64 min/max two-pass kernels reach 68 registers since the input became a `Slice` read
+/// with explicit `ld.global.nc` (before, LLVM inferred the loads from a `&[T; 0]`
+/// parameter, which is undefined behaviour when the emulator reads past it): 3 blocks of
+/// 256 per SM instead of 4 on an A100, for a strategy `Strategy::Auto` never picks. sm_90,
+/// where the benchmarks run, stays within 64 everywhere.
+fn known_over_limit(sm: u32, function: &str, registers: u32) -> bool {
+    let allowed = ["warpsafe_reduce_min_f64_two_pass", "warpsafe_reduce_max_f64_two_pass"];
+    sm == 80 && allowed.contains(&function) && registers <= 68
+}
+
 #[test]
 fn grid_reductions_assemble_without_spills_and_keep_occupancy() {
     for &(sm, ptx) in warpsafe_host::ptx::EMBEDDED {
@@ -185,7 +197,10 @@ fn grid_reductions_assemble_without_spills_and_keep_occupancy() {
                 spills.contains("0 bytes spill stores, 0 bytes spill loads"),
                 "sm_{sm} {function}: {spills}"
             );
-            assert!(*registers <= limit, "sm_{sm} {function}: {registers} registers (limit {limit})");
+            assert!(
+                *registers <= limit || known_over_limit(sm, function, *registers),
+                "sm_{sm} {function}: {registers} registers (limit {limit})"
+            );
         }
         let f32_sum =
             reduce.iter().find(|(f, _, _)| f == "warpsafe_reduce_sum_f32_last_block").map(|(_, r, _)| *r);

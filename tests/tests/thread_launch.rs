@@ -27,7 +27,7 @@ fn thread_coordinates_match_the_hardware_numbering() {
                 let args = kernel_args![p_out];
                 let config = LaunchConfig { grid, block, shared_mem_bytes: 0 };
                 // SAFETY: one pointer parameter, holding 4 * total elements.
-                unsafe { device.launch(&kernel, config, &args) }.unwrap();
+                unsafe { device.launch_raw(&kernel, config, &args) }.unwrap();
                 let got = out.download().unwrap();
                 for (t, chunk) in got.chunks(4).enumerate() {
                     let linear = (t % block_threads as usize) as u32;

@@ -21,7 +21,7 @@ use std::ffi::c_void;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use warp_test_kernels as k;
-use warpsafe::emu::Kernel;
+use warpsafe::kernel::UntypedKernel as Kernel;
 use warpsafe_host::{kernel_args, Device, DeviceBuffer, LaunchConfig, Module};
 use warpsafe_tests::{common_modules, modules, on_gpu, test_devices};
 
@@ -190,9 +190,9 @@ unsafe fn launch(
     shape: Shape,
     args: &[*mut c_void],
 ) {
-    let function = module.kernel(kernel).unwrap_or_else(|e| panic!("{}: {e}", kernel.name()));
+    let function = module.untyped_kernel(kernel).unwrap_or_else(|e| panic!("{}: {e}", kernel.name()));
     // SAFETY: forwarded from the caller.
-    unsafe { device.launch(&function, shape.config(), args) }
+    unsafe { device.launch_raw(&function, shape.config(), args) }
         .unwrap_or_else(|e| panic!("{} {shape:?}: {e}", kernel.name()));
 }
 
@@ -344,51 +344,81 @@ static ELEMENTS: [Element; 8] = [
     Element {
         size: 1,
         generate: gen_u8,
-        kernels: [&k::warp_shfl_idx_u8, &k::warp_shfl_up_u8, &k::warp_shfl_down_u8, &k::warp_shfl_xor_u8],
+        kernels: [
+            k::warp_shfl_idx_u8.untyped(),
+            k::warp_shfl_up_u8.untyped(),
+            k::warp_shfl_down_u8.untyped(),
+            k::warp_shfl_xor_u8.untyped(),
+        ],
     },
     Element {
         size: 2,
         generate: gen_i16,
-        kernels: [&k::warp_shfl_idx_i16, &k::warp_shfl_up_i16, &k::warp_shfl_down_i16, &k::warp_shfl_xor_i16],
+        kernels: [
+            k::warp_shfl_idx_i16.untyped(),
+            k::warp_shfl_up_i16.untyped(),
+            k::warp_shfl_down_i16.untyped(),
+            k::warp_shfl_xor_i16.untyped(),
+        ],
     },
     Element {
         size: 4,
         generate: gen_u32,
-        kernels: [&k::warp_shfl_idx_u32, &k::warp_shfl_up_u32, &k::warp_shfl_down_u32, &k::warp_shfl_xor_u32],
+        kernels: [
+            k::warp_shfl_idx_u32.untyped(),
+            k::warp_shfl_up_u32.untyped(),
+            k::warp_shfl_down_u32.untyped(),
+            k::warp_shfl_xor_u32.untyped(),
+        ],
     },
     Element {
         size: 8,
         generate: gen_i64,
-        kernels: [&k::warp_shfl_idx_i64, &k::warp_shfl_up_i64, &k::warp_shfl_down_i64, &k::warp_shfl_xor_i64],
+        kernels: [
+            k::warp_shfl_idx_i64.untyped(),
+            k::warp_shfl_up_i64.untyped(),
+            k::warp_shfl_down_i64.untyped(),
+            k::warp_shfl_xor_i64.untyped(),
+        ],
     },
     Element {
         size: 16,
         generate: gen_u128,
         kernels: [
-            &k::warp_shfl_idx_u128,
-            &k::warp_shfl_up_u128,
-            &k::warp_shfl_down_u128,
-            &k::warp_shfl_xor_u128,
+            k::warp_shfl_idx_u128.untyped(),
+            k::warp_shfl_up_u128.untyped(),
+            k::warp_shfl_down_u128.untyped(),
+            k::warp_shfl_xor_u128.untyped(),
         ],
     },
     Element {
         size: 4,
         generate: gen_f32,
-        kernels: [&k::warp_shfl_idx_f32, &k::warp_shfl_up_f32, &k::warp_shfl_down_f32, &k::warp_shfl_xor_f32],
+        kernels: [
+            k::warp_shfl_idx_f32.untyped(),
+            k::warp_shfl_up_f32.untyped(),
+            k::warp_shfl_down_f32.untyped(),
+            k::warp_shfl_xor_f32.untyped(),
+        ],
     },
     Element {
         size: 8,
         generate: gen_f64,
-        kernels: [&k::warp_shfl_idx_f64, &k::warp_shfl_up_f64, &k::warp_shfl_down_f64, &k::warp_shfl_xor_f64],
+        kernels: [
+            k::warp_shfl_idx_f64.untyped(),
+            k::warp_shfl_up_f64.untyped(),
+            k::warp_shfl_down_f64.untyped(),
+            k::warp_shfl_xor_f64.untyped(),
+        ],
     },
     Element {
         size: 12,
         generate: gen_tagged12,
         kernels: [
-            &k::warp_shfl_idx_tagged12,
-            &k::warp_shfl_up_tagged12,
-            &k::warp_shfl_down_tagged12,
-            &k::warp_shfl_xor_tagged12,
+            k::warp_shfl_idx_tagged12.untyped(),
+            k::warp_shfl_up_tagged12.untyped(),
+            k::warp_shfl_down_tagged12.untyped(),
+            k::warp_shfl_xor_tagged12.untyped(),
         ],
     },
 ];

@@ -1,7 +1,8 @@
 //! What the emulator's tests share: launching a kernel on host vectors.
 
 use core::ffi::c_void;
-use warpsafe::emu::{self, Error, Kernel, LaunchConfig, Options};
+use warpsafe::emu::{self, Error, LaunchConfig, Options};
+use warpsafe::kernel::UntypedKernel as Kernel;
 
 /// A pointer to `value`, as one entry of a launch's argument list.
 pub fn arg<T>(value: &mut T) -> *mut c_void {

@@ -5,6 +5,8 @@
 //! result is the median over the batches of (batch time / K). `cub/reduce_cub.cu` does the
 //! same on CUB's side.
 
+use warpsafe_host::{Event, Stream};
+
 use crate::stats;
 
 /// How many calls to make and how long to make each batch.
@@ -70,6 +72,23 @@ pub trait Clock {
     fn seconds_between(&mut self, start: &Self::Mark, end: &Self::Mark) -> anyhow::Result<f64>;
     /// Waits until everything enqueued so far has finished.
     fn synchronize(&mut self) -> anyhow::Result<()>;
+}
+
+/// Time stamps on a warpsafe stream: device events recorded on it (wall-clock on the
+/// emulator).
+pub struct StreamClock<'a>(pub &'a Stream);
+
+impl Clock for StreamClock<'_> {
+    type Mark = Event;
+    fn mark(&mut self) -> anyhow::Result<Event> {
+        Ok(self.0.record()?)
+    }
+    fn seconds_between(&mut self, start: &Event, end: &Event) -> anyhow::Result<f64> {
+        Ok(end.elapsed_since(start)?.as_secs_f64())
+    }
+    fn synchronize(&mut self) -> anyhow::Result<()> {
+        Ok(self.0.synchronize()?)
+    }
 }
 
 /// Times `call` (which enqueues one call on the clock's stream) by the method above.

@@ -8,7 +8,8 @@
 
 use core::ffi::c_void;
 
-use warpsafe::emu::{self, Kernel, LaunchConfig, Options};
+use warpsafe::emu::{self, LaunchConfig, Options};
+use warpsafe::kernel::UntypedKernel as Kernel;
 use warpsafe_bench_kernels::{bench_read_x2, bench_read_x4, bench_read_x8, Vector};
 
 const SENTINEL: u32 = 0x9E37_79B9;

@@ -153,3 +153,55 @@ mod kernels {
         }
     }
 }
+
+/// Safe streaming kernels, each in a bounds-checked and an unchecked form, for
+/// `bounds-checks`: what the checks of [`warpsafe::global`] cost in a memory-bound loop.
+mod streaming {
+    use warpsafe::global::{DisjointSlice, Slice};
+    use warpsafe::thread;
+
+    warpsafe::kernel! {
+        /// `partials[t]` = the sum of thread `t`'s grid-stride share of `input`, read with
+        /// checked indexing (`input[i]`).
+        pub fn bench_sum_checked(input: Slice<f32>, partials: DisjointSlice<f32>) {
+            let mut acc = 0.0f32;
+            for i in thread::grid_stride(input.len()) {
+                acc += input[i];
+            }
+            if let Some(t) = partials.get(thread::index()) {
+                partials.write(t, acc);
+            }
+        }
+
+        /// [`bench_sum_checked`] with `get_unchecked`.
+        pub fn bench_sum_unchecked(input: Slice<f32>, partials: DisjointSlice<f32>) {
+            let mut acc = 0.0f32;
+            for i in thread::grid_stride(input.len()) {
+                // SAFETY: grid_stride yields indices below input.len().
+                acc += unsafe { input.get_unchecked(i.get()) };
+            }
+            if let Some(t) = partials.get(thread::index()) {
+                partials.write(t, acc);
+            }
+        }
+
+        /// `y[i] = a * x[i]` over `y`'s length, checked: `x[i]` is a real check (the loop
+        /// is bounded by `y`), `y.write` one LLVM can drop.
+        pub fn bench_scale_checked(x: Slice<f32>, y: DisjointSlice<f32>, a: f32) {
+            for i in thread::grid_stride(y.len()) {
+                y.write(i, a * x[i]);
+            }
+        }
+
+        /// [`bench_scale_checked`] with `get_unchecked` and `write_unchecked` (the loop is
+        /// bounded by both lengths).
+        pub fn bench_scale_unchecked(x: Slice<f32>, y: DisjointSlice<f32>, a: f32) {
+            for i in thread::grid_stride(y.len().min(x.len())) {
+                // SAFETY: i < min(x.len(), y.len()).
+                unsafe { y.write_unchecked(i, a * x.get_unchecked(i.get())) };
+            }
+        }
+    }
+}
+
+pub use streaming::*;

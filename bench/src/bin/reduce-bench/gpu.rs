@@ -13,12 +13,10 @@ use warpsafe::op::{Max, Sum};
 use warpsafe_bench::cli::Args;
 use warpsafe_bench::data::{generate, ElemType, Element, Op, Reference, Shape};
 use warpsafe_bench::report::{Check, Results, Row, ROOFLINE};
-use warpsafe_bench::timing::{self, Clock, Plan, Timing};
+use warpsafe_bench::timing::{self, Plan, StreamClock, Timing};
 use warpsafe_bench_kernels::{bench_read_x2, bench_read_x4, bench_read_x8};
 use warpsafe_host::reduce::{Reducer, Reduction, Strategy};
-use warpsafe_host::{
-    kernel_args, Device, DeviceBuffer, Event, Function, LaunchConfig, Module, Program, Stream,
-};
+use warpsafe_host::{kernel_args, Device, DeviceBuffer, Function, LaunchConfig, Module, Program, Stream};
 
 /// The roofline kernels: PTX built for sm_90 by `build.rs` (the "checked" build: they use
 /// no group collective, so both builds are the same code), and their host forms.
@@ -26,26 +24,10 @@ static BENCH: Program = Program::new(
     "warpsafe-bench-kernels",
     &[(90, include_str!(concat!(env!("OUT_DIR"), "/checked/warpsafe_bench_kernels.sm_90.ptx")))],
 )
-.with_kernels(&[&bench_read_x2, &bench_read_x4, &bench_read_x8]);
+.with_kernels(&[bench_read_x2.untyped(), bench_read_x4.untyped(), bench_read_x8.untyped()]);
 
 /// Threads per block of the roofline kernels.
 const ROOFLINE_THREADS: u32 = 256;
-
-/// Time stamps on a warpsafe stream: CUDA events recorded on it.
-struct StreamClock<'a>(&'a Stream);
-
-impl Clock for StreamClock<'_> {
-    type Mark = Event;
-    fn mark(&mut self) -> anyhow::Result<Event> {
-        Ok(self.0.record()?)
-    }
-    fn seconds_between(&mut self, start: &Event, end: &Event) -> anyhow::Result<f64> {
-        Ok(end.elapsed_since(start)?.as_secs_f64())
-    }
-    fn synchronize(&mut self) -> anyhow::Result<()> {
-        Ok(self.0.synchronize()?)
-    }
-}
 
 /// The warpsafe implementation named `name` in the report.
 fn strategy(name: &str) -> Option<Strategy> {
@@ -131,7 +113,7 @@ impl Roofline {
             let per_sm = device.max_active_blocks_per_multiprocessor(&f, ROOFLINE_THREADS, 0)?.max(1);
             let blocks = sms * per_sm;
             most_threads = most_threads.max(u64::from(blocks) * u64::from(ROOFLINE_THREADS));
-            variants.push((name, f, blocks));
+            variants.push((name, f.untyped(), blocks));
         }
         let out = device.alloc_zeroed::<u32>(most_threads as usize)?;
         Ok(Roofline { variants, out, measured: HashMap::new() })
@@ -165,7 +147,7 @@ impl Roofline {
                 // `input` is the start of a live device buffer (256-byte aligned) of at
                 // least `vectors` 16-byte vectors, and `out` holds one u32 per thread of
                 // the largest grid launched here.
-                unsafe { device.launch_on(stream, f, config, &args)? };
+                unsafe { device.launch_raw_on(stream, f, config, &args)? };
                 Ok(())
             })?;
             let detail =

@@ -8,10 +8,14 @@
 //! vote, so:
 //!
 //! - a caller never writes a mask: a group's collectives always use the mask it was made
-//!   from, and that mask always contains the caller (it is made from the caller's lane);
+//!   from, and that mask always contains the caller (it is made from the caller's lane).
+//!   [`Group`] is sealed, so the groups of this module are the only ones: a type made
+//!   elsewhere cannot hand the hardware a mask that leaves out its caller, which PTX makes
+//!   undefined behaviour for every `.sync` collective;
 //! - what cannot be proven when the kernel is compiled, that every lane of the group is
 //!   present at the collective, is checked when it runs, like a bounds check: before each
-//!   collective the group compares its mask with `activemask`. If a lane is missing, the
+//!   collective the group compares its mask with `activemask` (and checks that the caller
+//!   is in the mask, which no group of this module can break). If a lane is missing, the
 //!   kernel prints `warpsafe: <collective> on a group whose lanes are not all present`
 //!   with the source location, block, warp, lane, the group's mask and the lanes present,
 //!   then executes `trap`, which ends the launch (the host reports
@@ -74,10 +78,17 @@ use crate::op::Operator;
 use crate::thread;
 use crate::warp::{self, MatchValue};
 
-/// Traps with a message when a lane of `mask` is not converged with the caller (see the
-/// module docs): [`arch::lanes_present`] is `activemask` on the GPU, and all lanes on the
-/// emulator, which checks each collective's rendezvous exactly instead. Compiled out
-/// under `--cfg warpsafe_unchecked`.
+mod sealed {
+    /// Implemented by this module's groups and by nothing else: every safe collective
+    /// hands a group's mask to a `.sync` instruction, so only masks made here, which hold
+    /// their caller, may reach one.
+    pub trait Sealed {}
+}
+
+/// Traps with a message when a lane of `mask` is not converged with the caller, or when
+/// the caller is not in `mask` (see the module docs): [`arch::lanes_present`] is
+/// `activemask` on the GPU, and all lanes on the emulator, which checks each collective's
+/// rendezvous exactly instead. Compiled out under `--cfg warpsafe_unchecked`.
 /// The returned site names the group collective and its caller in the emulator's
 /// messages while the collective runs.
 #[inline(always)]
@@ -86,7 +97,9 @@ fn check_present(mask: u32, collective: &'static CStr) -> arch::Site {
     #[cfg(not(warpsafe_unchecked))]
     {
         let present = arch::lanes_present();
-        if present & mask != mask {
+        // The caller's own bit is always present, so this equals `mask` exactly when every
+        // lane of `mask` is present and the caller is one of them.
+        if present & mask | warp::lanemask_eq() != mask {
             report_missing_lanes(collective, mask, present, Location::caller());
         }
     }
@@ -155,7 +168,12 @@ fn lane_of_rank(mask: u32, rank: u32) -> u32 {
 
 /// The collectives every group offers. All lanes of the group must call each collective
 /// together; the group checks this (see the module docs).
-pub trait Group: Copy {
+///
+/// Sealed: the groups are [`Warp`], [`Tile`], [`Coalesced`] and [`Partition`]. Each
+/// collective hands [`Group::mask`] to a `.sync` instruction, and PTX makes it undefined
+/// behaviour when the executing lane is not in that mask; these types make their masks
+/// from the caller's own lane, a type made elsewhere could not be trusted to.
+pub trait Group: Copy + sealed::Sealed {
     /// The lanes of the warp in this group (bit `i` is lane `i`); contains the caller.
     fn mask(&self) -> u32;
 
@@ -278,7 +296,7 @@ pub trait Group: Copy {
     #[track_caller]
     fn reduce<T: Pod, Op: Operator<T>>(&self, value: T, op: Op) -> T {
         let _site = check_present(self.mask(), c"reduce");
-        // SAFETY: every lane of the mask is present (checked just above).
+        // SAFETY: as for `sync`.
         unsafe { reduce_present(self.mask(), value, op) }
     }
 
@@ -287,7 +305,7 @@ pub trait Group: Copy {
     #[track_caller]
     fn inclusive_scan<T: Pod, Op: Operator<T>>(&self, value: T, op: Op) -> T {
         let _site = check_present(self.mask(), c"inclusive_scan");
-        // SAFETY: every lane of the mask is present (checked just above).
+        // SAFETY: as for `sync`.
         unsafe { inclusive_scan_present(self.mask(), value, op) }
     }
 
@@ -298,7 +316,7 @@ pub trait Group: Copy {
     fn exclusive_scan<T: Pod, Op: Operator<T>>(&self, value: T, op: Op) -> T {
         let _site = check_present(self.mask(), c"exclusive_scan");
         let mask = self.mask();
-        // SAFETY: every lane of the mask is present (checked just above).
+        // SAFETY: as for `sync`.
         let inclusive = unsafe { inclusive_scan_present(mask, value, op) };
         let rank = self.thread_rank();
         let src = if rank > 0 { lane_of_rank(mask, rank - 1) } else { arch::lane_id() };
@@ -439,6 +457,8 @@ impl Warp {
     }
 }
 
+impl sealed::Sealed for Warp {}
+
 impl Group for Warp {
     #[inline(always)]
     fn mask(&self) -> u32 {
@@ -451,6 +471,8 @@ impl Group for Warp {
 pub struct Tile<const N: u32> {
     mask: u32,
 }
+
+impl<const N: u32> sealed::Sealed for Tile<N> {}
 
 impl<const N: u32> Group for Tile<N> {
     #[inline(always)]
@@ -475,6 +497,8 @@ impl Coalesced {
     }
 }
 
+impl sealed::Sealed for Coalesced {}
+
 impl Group for Coalesced {
     #[inline(always)]
     fn mask(&self) -> u32 {
@@ -487,6 +511,8 @@ impl Group for Coalesced {
 pub struct Partition {
     mask: u32,
 }
+
+impl sealed::Sealed for Partition {}
 
 impl Group for Partition {
     #[inline(always)]

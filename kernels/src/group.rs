@@ -28,9 +28,11 @@
 //! `activemask` test traps on those, see below).
 //!
 //! The check costs one `activemask`, a compare and a not-taken branch per collective. It
-//! can be compiled out only explicitly: build the kernel crate with
-//! `--cfg warpsafe_unchecked` (`warpsafe_build::Builder::cfg("warpsafe_unchecked")`),
-//! after which a missing lane is undefined behaviour again, as in CUDA C++.
+//! can be left out only in the code that says so, with `unsafe`:
+//! [`Group::assume_present`] turns a group into an [`Unchecked`] one, whose collectives
+//! skip the check, and whose caller promises instead that every lane of the group reaches
+//! each of them, as in CUDA C++. No build flag removes the check: a crate's safety cannot
+//! depend on a flag that the crates using it cannot see.
 //!
 //! `activemask` reports the lanes converged with the caller. Lanes that reach the same
 //! collective through structured control flow (an `if` that joins again, a loop that
@@ -82,20 +84,23 @@ mod sealed {
     /// Implemented by this module's groups and by nothing else: every safe collective
     /// hands a group's mask to a `.sync` instruction, so only masks made here, which hold
     /// their caller, may reach one.
-    pub trait Sealed {}
+    pub trait Sealed {
+        /// Whether the group's collectives check that its lanes are present: `false` only
+        /// for [`super::Unchecked`].
+        const CHECKED: bool = true;
+    }
 }
 
 /// Traps with a message when a lane of `mask` is not converged with the caller, or when
 /// the caller is not in `mask` (see the module docs): [`arch::lanes_present`] is
 /// `activemask` on the GPU, and all lanes on the emulator, which checks each collective's
-/// rendezvous exactly instead. Compiled out under `--cfg warpsafe_unchecked`.
+/// rendezvous exactly instead. Nothing is checked for an [`Unchecked`] group `G`.
 /// The returned site names the group collective and its caller in the emulator's
 /// messages while the collective runs.
 #[inline(always)]
 #[track_caller]
-fn check_present(mask: u32, collective: &'static CStr) -> arch::Site {
-    #[cfg(not(warpsafe_unchecked))]
-    {
+fn check_present<G: sealed::Sealed>(mask: u32, collective: &'static CStr) -> arch::Site {
+    if G::CHECKED {
         let present = arch::lanes_present();
         // The caller's own bit is always present, so this equals `mask` exactly when every
         // lane of `mask` is present and the caller is one of them.
@@ -103,8 +108,6 @@ fn check_present(mask: u32, collective: &'static CStr) -> arch::Site {
             report_missing_lanes(collective, mask, present, Location::caller());
         }
     }
-    #[cfg(warpsafe_unchecked)]
-    let _ = mask;
     arch::site(collective, Location::caller())
 }
 
@@ -169,10 +172,11 @@ fn lane_of_rank(mask: u32, rank: u32) -> u32 {
 /// The collectives every group offers. All lanes of the group must call each collective
 /// together; the group checks this (see the module docs).
 ///
-/// Sealed: the groups are [`Warp`], [`Tile`], [`Coalesced`] and [`Partition`]. Each
-/// collective hands [`Group::mask`] to a `.sync` instruction, and PTX makes it undefined
-/// behaviour when the executing lane is not in that mask; these types make their masks
-/// from the caller's own lane, a type made elsewhere could not be trusted to.
+/// Sealed: the groups are [`Warp`], [`Tile`], [`Coalesced`], [`Partition`] and
+/// [`Unchecked`]. Each collective hands [`Group::mask`] to a `.sync` instruction, and
+/// PTX makes it undefined behaviour when the executing lane is not in that mask; these
+/// types make their masks from the caller's own lane, a type made elsewhere could not be
+/// trusted to.
 pub trait Group: Copy + sealed::Sealed {
     /// The lanes of the warp in this group (bit `i` is lane `i`); contains the caller.
     fn mask(&self) -> u32;
@@ -195,8 +199,9 @@ pub trait Group: Copy + sealed::Sealed {
     #[inline(always)]
     #[track_caller]
     fn sync(&self) {
-        let _site = check_present(self.mask(), c"sync");
-        // SAFETY: the caller is in the mask and every lane of it is present (checked).
+        let _site = check_present::<Self>(self.mask(), c"sync");
+        // SAFETY: the caller is in the mask (every group's mask holds its caller) and every
+        // lane of it is present (checked, or promised through `assume_present`).
         unsafe { warp::sync_warp(self.mask()) }
     }
 
@@ -204,7 +209,7 @@ pub trait Group: Copy + sealed::Sealed {
     #[inline(always)]
     #[track_caller]
     fn ballot(&self, predicate: bool) -> u32 {
-        let _site = check_present(self.mask(), c"ballot");
+        let _site = check_present::<Self>(self.mask(), c"ballot");
         // SAFETY: as for `sync`.
         unsafe { warp::ballot_sync(self.mask(), predicate) }
     }
@@ -213,7 +218,7 @@ pub trait Group: Copy + sealed::Sealed {
     #[inline(always)]
     #[track_caller]
     fn any(&self, predicate: bool) -> bool {
-        let _site = check_present(self.mask(), c"any");
+        let _site = check_present::<Self>(self.mask(), c"any");
         // SAFETY: as for `sync`.
         unsafe { warp::any_sync(self.mask(), predicate) }
     }
@@ -222,7 +227,7 @@ pub trait Group: Copy + sealed::Sealed {
     #[inline(always)]
     #[track_caller]
     fn all(&self, predicate: bool) -> bool {
-        let _site = check_present(self.mask(), c"all");
+        let _site = check_present::<Self>(self.mask(), c"all");
         // SAFETY: as for `sync`.
         unsafe { warp::all_sync(self.mask(), predicate) }
     }
@@ -231,7 +236,7 @@ pub trait Group: Copy + sealed::Sealed {
     #[inline(always)]
     #[track_caller]
     fn match_any<T: MatchValue>(&self, value: T) -> u32 {
-        let _site = check_present(self.mask(), c"match_any");
+        let _site = check_present::<Self>(self.mask(), c"match_any");
         // SAFETY: as for `sync`.
         unsafe { warp::match_any_sync(self.mask(), value) }
     }
@@ -240,7 +245,7 @@ pub trait Group: Copy + sealed::Sealed {
     #[inline(always)]
     #[track_caller]
     fn match_all<T: MatchValue>(&self, value: T) -> Option<u32> {
-        let _site = check_present(self.mask(), c"match_all");
+        let _site = check_present::<Self>(self.mask(), c"match_all");
         // SAFETY: as for `sync`.
         unsafe { warp::match_all_sync(self.mask(), value) }
     }
@@ -250,7 +255,7 @@ pub trait Group: Copy + sealed::Sealed {
     #[inline(always)]
     #[track_caller]
     fn shfl<T: Pod>(&self, value: T, src_rank: u32) -> T {
-        let _site = check_present(self.mask(), c"shfl");
+        let _site = check_present::<Self>(self.mask(), c"shfl");
         let src = lane_of_rank(self.mask(), src_rank);
         // SAFETY: as for `sync`; `src` is a lane of the mask or the caller itself.
         unsafe { warp::shfl_idx_sync(self.mask(), value, src, WARP_SIZE) }
@@ -261,7 +266,7 @@ pub trait Group: Copy + sealed::Sealed {
     #[inline(always)]
     #[track_caller]
     fn shfl_up<T: Pod>(&self, value: T, delta: u32) -> T {
-        let _site = check_present(self.mask(), c"shfl_up");
+        let _site = check_present::<Self>(self.mask(), c"shfl_up");
         let rank = self.thread_rank();
         let src = if rank >= delta { lane_of_rank(self.mask(), rank - delta) } else { arch::lane_id() };
         // SAFETY: as for `shfl`.
@@ -272,7 +277,7 @@ pub trait Group: Copy + sealed::Sealed {
     #[inline(always)]
     #[track_caller]
     fn shfl_down<T: Pod>(&self, value: T, delta: u32) -> T {
-        let _site = check_present(self.mask(), c"shfl_down");
+        let _site = check_present::<Self>(self.mask(), c"shfl_down");
         let src = lane_of_rank(self.mask(), self.thread_rank().saturating_add(delta));
         // SAFETY: as for `shfl`.
         unsafe { warp::shfl_idx_sync(self.mask(), value, src, WARP_SIZE) }
@@ -283,7 +288,7 @@ pub trait Group: Copy + sealed::Sealed {
     #[inline(always)]
     #[track_caller]
     fn shfl_xor<T: Pod>(&self, value: T, lane_mask: u32) -> T {
-        let _site = check_present(self.mask(), c"shfl_xor");
+        let _site = check_present::<Self>(self.mask(), c"shfl_xor");
         let src = lane_of_rank(self.mask(), self.thread_rank() ^ lane_mask);
         // SAFETY: as for `shfl`.
         unsafe { warp::shfl_idx_sync(self.mask(), value, src, WARP_SIZE) }
@@ -295,7 +300,7 @@ pub trait Group: Copy + sealed::Sealed {
     #[inline(always)]
     #[track_caller]
     fn reduce<T: Pod, Op: Operator<T>>(&self, value: T, op: Op) -> T {
-        let _site = check_present(self.mask(), c"reduce");
+        let _site = check_present::<Self>(self.mask(), c"reduce");
         // SAFETY: as for `sync`.
         unsafe { reduce_present(self.mask(), value, op) }
     }
@@ -304,7 +309,7 @@ pub trait Group: Copy + sealed::Sealed {
     #[inline(always)]
     #[track_caller]
     fn inclusive_scan<T: Pod, Op: Operator<T>>(&self, value: T, op: Op) -> T {
-        let _site = check_present(self.mask(), c"inclusive_scan");
+        let _site = check_present::<Self>(self.mask(), c"inclusive_scan");
         // SAFETY: as for `sync`.
         unsafe { inclusive_scan_present(self.mask(), value, op) }
     }
@@ -314,7 +319,7 @@ pub trait Group: Copy + sealed::Sealed {
     #[inline(always)]
     #[track_caller]
     fn exclusive_scan<T: Pod, Op: Operator<T>>(&self, value: T, op: Op) -> T {
-        let _site = check_present(self.mask(), c"exclusive_scan");
+        let _site = check_present::<Self>(self.mask(), c"exclusive_scan");
         let mask = self.mask();
         // SAFETY: as for `sync`.
         let inclusive = unsafe { inclusive_scan_present(mask, value, op) };
@@ -344,6 +349,28 @@ pub trait Group: Copy + sealed::Sealed {
     fn binary_partition(&self, predicate: bool) -> Partition {
         let yes = self.ballot(predicate);
         Partition { mask: if predicate { yes } else { self.mask() & !yes } }
+    }
+
+    /// This group without the run-time presence check: the returned [`Unchecked`] group
+    /// has the same lanes and collectives, none of which compares the mask with
+    /// `activemask` (nor traps). For code whose lanes are converged by construction, where
+    /// the check's `activemask`, compare and branch per collective matter (see the
+    /// module docs and `warpsafe-bench`'s `group-checks`). Partitions made from it are
+    /// checked again.
+    ///
+    /// # Safety
+    /// Every lane of the group reaches each collective called through the returned group
+    /// together with the caller: none has exited, and none is on another path or at
+    /// another collective. This is the rule of PTX's `.sync` collectives (`shfl.sync`,
+    /// `vote.sync`, `match.sync`, `bar.warp.sync`, `redux.sync`) that the check enforces:
+    /// each waits for every non-exited lane of its member mask to execute the same
+    /// instruction with the same mask, a shuffle from a lane that is not there returns an
+    /// undefined value, and lanes of one mask at different collectives are undefined
+    /// behaviour (a hang or garbage). The emulator still reports a broken rule as an
+    /// error; the GPU does not.
+    #[inline(always)]
+    unsafe fn assume_present(self) -> Unchecked<Self> {
+        Unchecked { group: self }
     }
 }
 
@@ -518,5 +545,25 @@ impl Group for Partition {
     #[inline(always)]
     fn mask(&self) -> u32 {
         self.mask
+    }
+}
+
+/// A group whose collectives skip the run-time presence check, made by the `unsafe`
+/// [`Group::assume_present`], whose `# Safety` section states the rule its caller keeps
+/// instead: every lane of the group reaches each collective with the caller. Its lanes,
+/// ranks and results are those of the group it was made from.
+#[derive(Clone, Copy, Debug)]
+pub struct Unchecked<G> {
+    group: G,
+}
+
+impl<G: Group> sealed::Sealed for Unchecked<G> {
+    const CHECKED: bool = false;
+}
+
+impl<G: Group> Group for Unchecked<G> {
+    #[inline(always)]
+    fn mask(&self) -> u32 {
+        self.group.mask()
     }
 }

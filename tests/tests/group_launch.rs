@@ -209,27 +209,31 @@ fn reduce_where_gives_inactive_lanes_the_identity() {
     let test = "reduce_where_gives_inactive_lanes_the_identity";
     for device in test_devices(test) {
         for (arch, module) in modules(&device, "group", &[70], test) {
-            let kernel = module.kernel(&k::group_reduce_where).unwrap();
-            let mut rng = rand::rngs::StdRng::seed_from_u64(0x6e0_0002);
-            for members in [0u32, 1, 0x8000_0001, 0xaaaa_aaaa, u32::MAX, rng.gen()] {
-                let input: Vec<u32> = (0..96).map(|_| rng.gen()).collect();
-                let d_input = device.upload(&input).unwrap();
-                let d_out = device.upload(&[POISON; 96]).unwrap();
-                let (mut m, mut p_in, mut p_out) =
-                    (members, d_input.device_address(), d_out.device_address());
-                let args = kernel_args![m, p_in, p_out];
-                // SAFETY: (u32, *const u32, *mut u32), one element per thread.
-                unsafe { device.launch(&kernel, LaunchConfig::linear(1, 96), &args) }.unwrap();
-                let out = d_out.download().unwrap();
-                for (w, chunk) in input.chunks(32).enumerate() {
-                    let expected = (0..32)
-                        .filter(|l| members >> l & 1 == 1)
-                        .map(|l| chunk[l])
-                        .fold(0u32, u32::wrapping_add);
-                    assert!(
-                        out[32 * w..32 * w + 32].iter().all(|&s| s == expected),
-                        "{arch} members {members:#x}, warp {w}"
-                    );
+            // The checked group, and the same group through `assume_present`.
+            for kernel in [&k::group_reduce_where, &k::group_reduce_where_unchecked] {
+                let arch = format!("{arch} {}", kernel.name());
+                let kernel = module.kernel(kernel).unwrap();
+                let mut rng = rand::rngs::StdRng::seed_from_u64(0x6e0_0002);
+                for members in [0u32, 1, 0x8000_0001, 0xaaaa_aaaa, u32::MAX, rng.gen()] {
+                    let input: Vec<u32> = (0..96).map(|_| rng.gen()).collect();
+                    let d_input = device.upload(&input).unwrap();
+                    let d_out = device.upload(&[POISON; 96]).unwrap();
+                    let (mut m, mut p_in, mut p_out) =
+                        (members, d_input.device_address(), d_out.device_address());
+                    let args = kernel_args![m, p_in, p_out];
+                    // SAFETY: (u32, *const u32, *mut u32), one element per thread.
+                    unsafe { device.launch(&kernel, LaunchConfig::linear(1, 96), &args) }.unwrap();
+                    let out = d_out.download().unwrap();
+                    for (w, chunk) in input.chunks(32).enumerate() {
+                        let expected = (0..32)
+                            .filter(|l| members >> l & 1 == 1)
+                            .map(|l| chunk[l])
+                            .fold(0u32, u32::wrapping_add);
+                        assert!(
+                            out[32 * w..32 * w + 32].iter().all(|&s| s == expected),
+                            "{arch} members {members:#x}, warp {w}"
+                        );
+                    }
                 }
             }
         }

@@ -20,11 +20,10 @@ use warpsafe_host::{
     kernel_args, Device, DeviceBuffer, Event, Function, LaunchConfig, Module, Program, Stream,
 };
 
-/// The roofline kernels: PTX built for sm_90 by `build.rs` (the "checked" build: they use
-/// no group collective, so both builds are the same code), and their host forms.
+/// The roofline kernels: PTX built for sm_90 by `build.rs`, and their host forms.
 static BENCH: Program = Program::new(
     "warpsafe-bench-kernels",
-    &[(90, include_str!(concat!(env!("OUT_DIR"), "/checked/warpsafe_bench_kernels.sm_90.ptx")))],
+    &[(90, include_str!(concat!(env!("OUT_DIR"), "/warpsafe_bench_kernels.sm_90.ptx")))],
 )
 .with_kernels(&[&bench_read_x2, &bench_read_x4, &bench_read_x8]);
 

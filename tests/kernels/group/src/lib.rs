@@ -165,6 +165,27 @@ mod kernels {
     }
 
     warpsafe::kernel! {
+        /// `group_reduce_where` through [`Group::assume_present`]: the same reduction
+        /// without the presence check (the PTX tests compare the two kernels).
+        ///
+        /// # Safety
+        /// `input` and `out` hold one element per thread of the grid; every lane of each
+        /// warp that exists reaches the reduction.
+        pub unsafe fn group_reduce_where_unchecked(members: u32, input: *const u32, out: *mut u32) {
+            let t = global_thread();
+            let active = (members >> thread::lane_id()) & 1 == 1;
+            // SAFETY: one element per thread.
+            let x = unsafe { *input.add(t) };
+            // SAFETY: no lane returns or branches before the reduction, so every lane of the
+            // warp reaches it (the caller's contract: all of them exist and run).
+            let warp = unsafe { Warp::this().assume_present() };
+            let total = warp.reduce(if active { x } else { 0 }, Sum);
+            // SAFETY: one element per thread.
+            unsafe { *out.add(t) = total };
+        }
+    }
+
+    warpsafe::kernel! {
         /// The CUDA guide's correct ballot loop: the loop runs while any lane of the warp has
         /// work, so every iteration votes with the whole warp; lanes out of range vote false.
         /// Lane `l` starts at element `l` of its warp's row of `len` elements and steps by 32;

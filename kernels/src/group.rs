@@ -50,7 +50,13 @@
 //!
 //! Ranks: a lane's rank in a group is the number of group lanes below it, so ranks run
 //! `0..size()` in lane order. Shuffles address ranks, not lanes; a source rank outside
-//! the group returns the caller's own value, as `shfl.sync` does past its segment.
+//! the group returns the caller's own value, as `shfl.sync` does past its segment. The
+//! bit masks a group returns ([`Group::ballot`], [`Group::match_any`],
+//! [`Group::match_all`]) count ranks too, as CUDA's cooperative-groups tiles do: bit `r`
+//! stands for the lane of rank `r`, so `g.shfl(x, g.ballot(p).trailing_zeros())` reads
+//! the lowest-ranked lane where `p` holds, in a tile or a partition as in a whole warp.
+//! Only [`Group::mask`] names warp lanes. The raw layer ([`crate::warp`]) is lane-based
+//! throughout: `warp::ballot_sync` sets bit `i` for lane `i`.
 //!
 //! # Divergence patterns
 //! - The Volta partial-mask reduction: instead of reducing inside a branch over the lanes
@@ -169,6 +175,66 @@ fn lane_of_rank(mask: u32, rank: u32) -> u32 {
     }
 }
 
+/// The bits of `lanes` (bit `i` = lane `i`) that are lanes of `mask`, renumbered by rank
+/// in `mask`: bit `r` of the result is the bit of the lane of rank `r`. A shift when
+/// `mask` is one run of lanes (a warp, a tile), else [`compress`].
+#[inline(always)]
+fn ranks_of(lanes: u32, mask: u32) -> u32 {
+    let base = mask.trailing_zeros();
+    let run = mask.wrapping_shr(base);
+    if run & run.wrapping_add(1) == 0 {
+        (lanes & mask).wrapping_shr(base)
+    } else {
+        compress(lanes, mask)
+    }
+}
+
+/// Gathers the bits of `x` at the set bits of `m` into the low bits, in order (a parallel
+/// bit extract, x86's `pext`, which PTX lacks): Hacker's Delight's `compress`, five steps
+/// of shifts and masks, without branches. Step `i` moves each bit of `m` right by `2^i`
+/// when bit `i` of the count of clear bits of `m` below it is set.
+#[inline(always)]
+fn compress(x: u32, m: u32) -> u32 {
+    let mut x = x & m;
+    let mut m = m;
+    // Bit j of `mk`: the bit below j is clear in `m`.
+    let mut mk = !m << 1;
+    for i in 0..5 {
+        // Parallel suffix (prefix XOR from below): bit j is the parity of the clear bits
+        // of `m` below j that are still to move.
+        let mut mp = mk ^ (mk << 1);
+        mp ^= mp << 2;
+        mp ^= mp << 4;
+        mp ^= mp << 8;
+        mp ^= mp << 16;
+        let moving = mp & m;
+        m = (m ^ moving) | (moving >> (1 << i));
+        let t = x & moving;
+        x = (x ^ t) | (t >> (1 << i));
+        mk &= !mp;
+    }
+    x
+}
+
+/// `vote.ballot` over `group`, lane-based (bit `i` = lane `i`), checked.
+#[inline(always)]
+#[track_caller]
+fn ballot_lanes<G: Group>(group: &G, predicate: bool) -> u32 {
+    let _site = check_present::<G>(group.mask(), c"ballot");
+    // SAFETY: the caller is in the mask (every group's mask holds its caller) and every
+    // lane of it is present (checked, or promised through `assume_present`).
+    unsafe { warp::ballot_sync(group.mask(), predicate) }
+}
+
+/// `match.any` over `group`, lane-based (bit `i` = lane `i`), checked.
+#[inline(always)]
+#[track_caller]
+fn match_any_lanes<G: Group, T: MatchValue>(group: &G, value: T) -> u32 {
+    let _site = check_present::<G>(group.mask(), c"match_any");
+    // SAFETY: as in `ballot_lanes`.
+    unsafe { warp::match_any_sync(group.mask(), value) }
+}
+
 /// The collectives every group offers. All lanes of the group must call each collective
 /// together; the group checks this (see the module docs).
 ///
@@ -179,6 +245,8 @@ fn lane_of_rank(mask: u32, rank: u32) -> u32 {
 /// trusted to.
 pub trait Group: Copy + sealed::Sealed {
     /// The lanes of the warp in this group (bit `i` is lane `i`); contains the caller.
+    /// The only lane-based mask of a group: [`Group::ballot`] and the matches count
+    /// ranks.
     fn mask(&self) -> u32;
 
     /// Number of lanes in the group.
@@ -205,13 +273,14 @@ pub trait Group: Copy + sealed::Sealed {
         unsafe { warp::sync_warp(self.mask()) }
     }
 
-    /// `vote.ballot`: bit `i` is set when lane `i` of the group passed `true`.
+    /// `vote.ballot`: bit `r` is set when the lane of rank `r` passed `true` (bits from
+    /// `size()` up are clear). Rank-based, so `ballot(p).trailing_zeros()` is the lowest
+    /// rank where `p` holds, ready for [`Group::shfl`], and `count_ones()` of the bits
+    /// below the caller's rank is its rank among the lanes that passed `true`.
     #[inline(always)]
     #[track_caller]
     fn ballot(&self, predicate: bool) -> u32 {
-        let _site = check_present::<Self>(self.mask(), c"ballot");
-        // SAFETY: as for `sync`.
-        unsafe { warp::ballot_sync(self.mask(), predicate) }
+        ranks_of(ballot_lanes(self, predicate), self.mask())
     }
 
     /// `vote.any`: whether any lane of the group passed `true`.
@@ -232,22 +301,23 @@ pub trait Group: Copy + sealed::Sealed {
         unsafe { warp::all_sync(self.mask(), predicate) }
     }
 
-    /// `match.any`: the lanes of the group whose `value` equals the caller's, bit for bit.
+    /// `match.any`: the ranks of the group whose `value` equals the caller's, bit for bit
+    /// (bit `r` for rank `r`, as in [`Group::ballot`]; the caller's own rank is set).
     #[inline(always)]
     #[track_caller]
     fn match_any<T: MatchValue>(&self, value: T) -> u32 {
-        let _site = check_present::<Self>(self.mask(), c"match_any");
-        // SAFETY: as for `sync`.
-        unsafe { warp::match_any_sync(self.mask(), value) }
+        ranks_of(match_any_lanes(self, value), self.mask())
     }
 
-    /// `match.all`: `Some(mask)` when every lane of the group passed the same `value`.
+    /// `match.all`: `Some(ranks)` when every lane of the group passed the same `value`,
+    /// with bits `0..size()` set (rank-based, as in [`Group::ballot`]).
     #[inline(always)]
     #[track_caller]
     fn match_all<T: MatchValue>(&self, value: T) -> Option<u32> {
         let _site = check_present::<Self>(self.mask(), c"match_all");
         // SAFETY: as for `sync`.
-        unsafe { warp::match_all_sync(self.mask(), value) }
+        let lanes = unsafe { warp::match_all_sync(self.mask(), value) };
+        lanes.map(|lanes| ranks_of(lanes, self.mask()))
     }
 
     /// The `value` of the lane of rank `src_rank` (the caller's own value when `src_rank`
@@ -339,7 +409,7 @@ pub trait Group: Copy + sealed::Sealed {
     #[inline(always)]
     #[track_caller]
     fn labeled_partition<T: MatchValue>(&self, label: T) -> Partition {
-        Partition { mask: self.match_any(label) }
+        Partition { mask: match_any_lanes(self, label) }
     }
 
     /// Splits the group in two by `predicate` (`vote.ballot`): the caller's [`Partition`]
@@ -347,7 +417,7 @@ pub trait Group: Copy + sealed::Sealed {
     #[inline(always)]
     #[track_caller]
     fn binary_partition(&self, predicate: bool) -> Partition {
-        let yes = self.ballot(predicate);
+        let yes = ballot_lanes(self, predicate);
         Partition { mask: if predicate { yes } else { self.mask() & !yes } }
     }
 
@@ -565,5 +635,37 @@ impl<G: Group> Group for Unchecked<G> {
     #[inline(always)]
     fn mask(&self) -> u32 {
         self.group.mask()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{compress, ranks_of};
+
+    /// `compress` one bit at a time.
+    fn compress_model(x: u32, m: u32) -> u32 {
+        (0..32).filter(|&i| m >> i & 1 == 1).enumerate().fold(0, |out, (r, i)| out | (x >> i & 1) << r)
+    }
+
+    #[test]
+    fn compress_and_ranks_of_gather_bits_in_rank_order() {
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u32
+        };
+        let special = [0, 1, u32::MAX, 0x8000_0000, 0x0000_ff00, 0xf0f0_f0f0, 0x5555_5555, 0x8000_0001];
+        let mut masks = special.to_vec();
+        for _ in 0..20_000 {
+            masks.push(next() & next());
+        }
+        for m in masks {
+            for x in [0, u32::MAX, next(), next()] {
+                assert_eq!(compress(x, m), compress_model(x, m), "compress({x:#x}, {m:#x})");
+                assert_eq!(ranks_of(x, m), compress_model(x, m), "ranks_of({x:#x}, {m:#x})");
+            }
+        }
     }
 }

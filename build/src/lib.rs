@@ -302,10 +302,9 @@ impl Builder {
         archs.iter().fold(self, |b, &a| b.arch(a))
     }
 
-    /// Passes `--cfg <name>` to every crate of the nvptx build, e.g. `"warpsafe_unchecked"`,
-    /// which compiles out warpsafe's run-time group checks (see `warpsafe::group`). Give
-    /// such a build its own [`target_dir`](Builder::target_dir): a different cfg rebuilds
-    /// everything, `core` included.
+    /// Passes `--cfg <name>` to every crate of the nvptx build (a kernel crate's own
+    /// configuration). Give such a build its own [`target_dir`](Builder::target_dir) if it
+    /// is built often: a different cfg rebuilds everything, `core` included.
     pub fn cfg(mut self, name: impl Into<String>) -> Builder {
         self.cfgs.push(name.into());
         self

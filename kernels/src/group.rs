@@ -8,10 +8,14 @@
 //! vote, so:
 //!
 //! - a caller never writes a mask: a group's collectives always use the mask it was made
-//!   from, and that mask always contains the caller (it is made from the caller's lane);
+//!   from, and that mask always contains the caller (it is made from the caller's lane).
+//!   [`Group`] is sealed, so the groups of this module are the only ones: a type made
+//!   elsewhere cannot hand the hardware a mask that leaves out its caller, which PTX makes
+//!   undefined behaviour for every `.sync` collective;
 //! - what cannot be proven when the kernel is compiled, that every lane of the group is
 //!   present at the collective, is checked when it runs, like a bounds check: before each
-//!   collective the group compares its mask with `activemask`. If a lane is missing, the
+//!   collective the group compares its mask with `activemask` (and checks that the caller
+//!   is in the mask, which no group of this module can break). If a lane is missing, the
 //!   kernel prints `warpsafe: <collective> on a group whose lanes are not all present`
 //!   with the source location, block, warp, lane, the group's mask and the lanes present,
 //!   then executes `trap`, which ends the launch (the host reports
@@ -24,9 +28,11 @@
 //! `activemask` test traps on those, see below).
 //!
 //! The check costs one `activemask`, a compare and a not-taken branch per collective. It
-//! can be compiled out only explicitly: build the kernel crate with
-//! `--cfg warpsafe_unchecked` (`warpsafe_build::Builder::cfg("warpsafe_unchecked")`),
-//! after which a missing lane is undefined behaviour again, as in CUDA C++.
+//! can be left out only in the code that says so, with `unsafe`:
+//! [`Group::assume_present`] turns a group into an [`Unchecked`] one, whose collectives
+//! skip the check, and whose caller promises instead that every lane of the group reaches
+//! each of them, as in CUDA C++. No build flag removes the check: a crate's safety cannot
+//! depend on a flag that the crates using it cannot see.
 //!
 //! `activemask` reports the lanes converged with the caller. Lanes that reach the same
 //! collective through structured control flow (an `if` that joins again, a loop that
@@ -44,7 +50,13 @@
 //!
 //! Ranks: a lane's rank in a group is the number of group lanes below it, so ranks run
 //! `0..size()` in lane order. Shuffles address ranks, not lanes; a source rank outside
-//! the group returns the caller's own value, as `shfl.sync` does past its segment.
+//! the group returns the caller's own value, as `shfl.sync` does past its segment. The
+//! bit masks a group returns ([`Group::ballot`], [`Group::match_any`],
+//! [`Group::match_all`]) count ranks too, as CUDA's cooperative-groups tiles do: bit `r`
+//! stands for the lane of rank `r`, so `g.shfl(x, g.ballot(p).trailing_zeros())` reads
+//! the lowest-ranked lane where `p` holds, in a tile or a partition as in a whole warp.
+//! Only [`Group::mask`] names warp lanes. The raw layer ([`crate::warp`]) is lane-based
+//! throughout: `warp::ballot_sync` sets bit `i` for lane `i`.
 //!
 //! # Divergence patterns
 //! - The Volta partial-mask reduction: instead of reducing inside a branch over the lanes
@@ -74,24 +86,34 @@ use crate::op::Operator;
 use crate::thread;
 use crate::warp::{self, MatchValue};
 
-/// Traps with a message when a lane of `mask` is not converged with the caller (see the
-/// module docs): [`arch::lanes_present`] is `activemask` on the GPU, and all lanes on the
-/// emulator, which checks each collective's rendezvous exactly instead. Compiled out
-/// under `--cfg warpsafe_unchecked`.
+mod sealed {
+    /// Implemented by this module's groups and by nothing else: every safe collective
+    /// hands a group's mask to a `.sync` instruction, so only masks made here, which hold
+    /// their caller, may reach one.
+    pub trait Sealed {
+        /// Whether the group's collectives check that its lanes are present: `false` only
+        /// for [`super::Unchecked`].
+        const CHECKED: bool = true;
+    }
+}
+
+/// Traps with a message when a lane of `mask` is not converged with the caller, or when
+/// the caller is not in `mask` (see the module docs): [`arch::lanes_present`] is
+/// `activemask` on the GPU, and all lanes on the emulator, which checks each collective's
+/// rendezvous exactly instead. Nothing is checked for an [`Unchecked`] group `G`.
 /// The returned site names the group collective and its caller in the emulator's
 /// messages while the collective runs.
 #[inline(always)]
 #[track_caller]
-fn check_present(mask: u32, collective: &'static CStr) -> arch::Site {
-    #[cfg(not(warpsafe_unchecked))]
-    {
+fn check_present<G: sealed::Sealed>(mask: u32, collective: &'static CStr) -> arch::Site {
+    if G::CHECKED {
         let present = arch::lanes_present();
-        if present & mask != mask {
+        // The caller's own bit is always present, so this equals `mask` exactly when every
+        // lane of `mask` is present and the caller is one of them.
+        if present & mask | warp::lanemask_eq() != mask {
             report_missing_lanes(collective, mask, present, Location::caller());
         }
     }
-    #[cfg(warpsafe_unchecked)]
-    let _ = mask;
     arch::site(collective, Location::caller())
 }
 
@@ -153,10 +175,78 @@ fn lane_of_rank(mask: u32, rank: u32) -> u32 {
     }
 }
 
+/// The bits of `lanes` (bit `i` = lane `i`) that are lanes of `mask`, renumbered by rank
+/// in `mask`: bit `r` of the result is the bit of the lane of rank `r`. A shift when
+/// `mask` is one run of lanes (a warp, a tile), else [`compress`].
+#[inline(always)]
+fn ranks_of(lanes: u32, mask: u32) -> u32 {
+    let base = mask.trailing_zeros();
+    let run = mask.wrapping_shr(base);
+    if run & run.wrapping_add(1) == 0 {
+        (lanes & mask).wrapping_shr(base)
+    } else {
+        compress(lanes, mask)
+    }
+}
+
+/// Gathers the bits of `x` at the set bits of `m` into the low bits, in order (a parallel
+/// bit extract, x86's `pext`, which PTX lacks): Hacker's Delight's `compress`, five steps
+/// of shifts and masks, without branches. Step `i` moves each bit of `m` right by `2^i`
+/// when bit `i` of the count of clear bits of `m` below it is set.
+#[inline(always)]
+fn compress(x: u32, m: u32) -> u32 {
+    let mut x = x & m;
+    let mut m = m;
+    // Bit j of `mk`: the bit below j is clear in `m`.
+    let mut mk = !m << 1;
+    for i in 0..5 {
+        // Parallel suffix (prefix XOR from below): bit j is the parity of the clear bits
+        // of `m` below j that are still to move.
+        let mut mp = mk ^ (mk << 1);
+        mp ^= mp << 2;
+        mp ^= mp << 4;
+        mp ^= mp << 8;
+        mp ^= mp << 16;
+        let moving = mp & m;
+        m = (m ^ moving) | (moving >> (1 << i));
+        let t = x & moving;
+        x = (x ^ t) | (t >> (1 << i));
+        mk &= !mp;
+    }
+    x
+}
+
+/// `vote.ballot` over `group`, lane-based (bit `i` = lane `i`), checked.
+#[inline(always)]
+#[track_caller]
+fn ballot_lanes<G: Group>(group: &G, predicate: bool) -> u32 {
+    let _site = check_present::<G>(group.mask(), c"ballot");
+    // SAFETY: the caller is in the mask (every group's mask holds its caller) and every
+    // lane of it is present (checked, or promised through `assume_present`).
+    unsafe { warp::ballot_sync(group.mask(), predicate) }
+}
+
+/// `match.any` over `group`, lane-based (bit `i` = lane `i`), checked.
+#[inline(always)]
+#[track_caller]
+fn match_any_lanes<G: Group, T: MatchValue>(group: &G, value: T) -> u32 {
+    let _site = check_present::<G>(group.mask(), c"match_any");
+    // SAFETY: as in `ballot_lanes`.
+    unsafe { warp::match_any_sync(group.mask(), value) }
+}
+
 /// The collectives every group offers. All lanes of the group must call each collective
 /// together; the group checks this (see the module docs).
-pub trait Group: Copy {
+///
+/// Sealed: the groups are [`Warp`], [`Tile`], [`Coalesced`], [`Partition`] and
+/// [`Unchecked`]. Each collective hands [`Group::mask`] to a `.sync` instruction, and
+/// PTX makes it undefined behaviour when the executing lane is not in that mask; these
+/// types make their masks from the caller's own lane, a type made elsewhere could not be
+/// trusted to.
+pub trait Group: Copy + sealed::Sealed {
     /// The lanes of the warp in this group (bit `i` is lane `i`); contains the caller.
+    /// The only lane-based mask of a group: [`Group::ballot`] and the matches count
+    /// ranks.
     fn mask(&self) -> u32;
 
     /// Number of lanes in the group.
@@ -177,25 +267,27 @@ pub trait Group: Copy {
     #[inline(always)]
     #[track_caller]
     fn sync(&self) {
-        let _site = check_present(self.mask(), c"sync");
-        // SAFETY: the caller is in the mask and every lane of it is present (checked).
+        let _site = check_present::<Self>(self.mask(), c"sync");
+        // SAFETY: the caller is in the mask (every group's mask holds its caller) and every
+        // lane of it is present (checked, or promised through `assume_present`).
         unsafe { warp::sync_warp(self.mask()) }
     }
 
-    /// `vote.ballot`: bit `i` is set when lane `i` of the group passed `true`.
+    /// `vote.ballot`: bit `r` is set when the lane of rank `r` passed `true` (bits from
+    /// `size()` up are clear). Rank-based, so `ballot(p).trailing_zeros()` is the lowest
+    /// rank where `p` holds, ready for [`Group::shfl`], and `count_ones()` of the bits
+    /// below the caller's rank is its rank among the lanes that passed `true`.
     #[inline(always)]
     #[track_caller]
     fn ballot(&self, predicate: bool) -> u32 {
-        let _site = check_present(self.mask(), c"ballot");
-        // SAFETY: as for `sync`.
-        unsafe { warp::ballot_sync(self.mask(), predicate) }
+        ranks_of(ballot_lanes(self, predicate), self.mask())
     }
 
     /// `vote.any`: whether any lane of the group passed `true`.
     #[inline(always)]
     #[track_caller]
     fn any(&self, predicate: bool) -> bool {
-        let _site = check_present(self.mask(), c"any");
+        let _site = check_present::<Self>(self.mask(), c"any");
         // SAFETY: as for `sync`.
         unsafe { warp::any_sync(self.mask(), predicate) }
     }
@@ -204,27 +296,28 @@ pub trait Group: Copy {
     #[inline(always)]
     #[track_caller]
     fn all(&self, predicate: bool) -> bool {
-        let _site = check_present(self.mask(), c"all");
+        let _site = check_present::<Self>(self.mask(), c"all");
         // SAFETY: as for `sync`.
         unsafe { warp::all_sync(self.mask(), predicate) }
     }
 
-    /// `match.any`: the lanes of the group whose `value` equals the caller's, bit for bit.
+    /// `match.any`: the ranks of the group whose `value` equals the caller's, bit for bit
+    /// (bit `r` for rank `r`, as in [`Group::ballot`]; the caller's own rank is set).
     #[inline(always)]
     #[track_caller]
     fn match_any<T: MatchValue>(&self, value: T) -> u32 {
-        let _site = check_present(self.mask(), c"match_any");
-        // SAFETY: as for `sync`.
-        unsafe { warp::match_any_sync(self.mask(), value) }
+        ranks_of(match_any_lanes(self, value), self.mask())
     }
 
-    /// `match.all`: `Some(mask)` when every lane of the group passed the same `value`.
+    /// `match.all`: `Some(ranks)` when every lane of the group passed the same `value`,
+    /// with bits `0..size()` set (rank-based, as in [`Group::ballot`]).
     #[inline(always)]
     #[track_caller]
     fn match_all<T: MatchValue>(&self, value: T) -> Option<u32> {
-        let _site = check_present(self.mask(), c"match_all");
+        let _site = check_present::<Self>(self.mask(), c"match_all");
         // SAFETY: as for `sync`.
-        unsafe { warp::match_all_sync(self.mask(), value) }
+        let lanes = unsafe { warp::match_all_sync(self.mask(), value) };
+        lanes.map(|lanes| ranks_of(lanes, self.mask()))
     }
 
     /// The `value` of the lane of rank `src_rank` (the caller's own value when `src_rank`
@@ -232,7 +325,7 @@ pub trait Group: Copy {
     #[inline(always)]
     #[track_caller]
     fn shfl<T: Pod>(&self, value: T, src_rank: u32) -> T {
-        let _site = check_present(self.mask(), c"shfl");
+        let _site = check_present::<Self>(self.mask(), c"shfl");
         let src = lane_of_rank(self.mask(), src_rank);
         // SAFETY: as for `sync`; `src` is a lane of the mask or the caller itself.
         unsafe { warp::shfl_idx_sync(self.mask(), value, src, WARP_SIZE) }
@@ -243,7 +336,7 @@ pub trait Group: Copy {
     #[inline(always)]
     #[track_caller]
     fn shfl_up<T: Pod>(&self, value: T, delta: u32) -> T {
-        let _site = check_present(self.mask(), c"shfl_up");
+        let _site = check_present::<Self>(self.mask(), c"shfl_up");
         let rank = self.thread_rank();
         let src = if rank >= delta { lane_of_rank(self.mask(), rank - delta) } else { arch::lane_id() };
         // SAFETY: as for `shfl`.
@@ -254,7 +347,7 @@ pub trait Group: Copy {
     #[inline(always)]
     #[track_caller]
     fn shfl_down<T: Pod>(&self, value: T, delta: u32) -> T {
-        let _site = check_present(self.mask(), c"shfl_down");
+        let _site = check_present::<Self>(self.mask(), c"shfl_down");
         let src = lane_of_rank(self.mask(), self.thread_rank().saturating_add(delta));
         // SAFETY: as for `shfl`.
         unsafe { warp::shfl_idx_sync(self.mask(), value, src, WARP_SIZE) }
@@ -265,7 +358,7 @@ pub trait Group: Copy {
     #[inline(always)]
     #[track_caller]
     fn shfl_xor<T: Pod>(&self, value: T, lane_mask: u32) -> T {
-        let _site = check_present(self.mask(), c"shfl_xor");
+        let _site = check_present::<Self>(self.mask(), c"shfl_xor");
         let src = lane_of_rank(self.mask(), self.thread_rank() ^ lane_mask);
         // SAFETY: as for `shfl`.
         unsafe { warp::shfl_idx_sync(self.mask(), value, src, WARP_SIZE) }
@@ -277,8 +370,8 @@ pub trait Group: Copy {
     #[inline(always)]
     #[track_caller]
     fn reduce<T: Pod, Op: Operator<T>>(&self, value: T, op: Op) -> T {
-        let _site = check_present(self.mask(), c"reduce");
-        // SAFETY: every lane of the mask is present (checked just above).
+        let _site = check_present::<Self>(self.mask(), c"reduce");
+        // SAFETY: as for `sync`.
         unsafe { reduce_present(self.mask(), value, op) }
     }
 
@@ -286,8 +379,8 @@ pub trait Group: Copy {
     #[inline(always)]
     #[track_caller]
     fn inclusive_scan<T: Pod, Op: Operator<T>>(&self, value: T, op: Op) -> T {
-        let _site = check_present(self.mask(), c"inclusive_scan");
-        // SAFETY: every lane of the mask is present (checked just above).
+        let _site = check_present::<Self>(self.mask(), c"inclusive_scan");
+        // SAFETY: as for `sync`.
         unsafe { inclusive_scan_present(self.mask(), value, op) }
     }
 
@@ -296,9 +389,9 @@ pub trait Group: Copy {
     #[inline(always)]
     #[track_caller]
     fn exclusive_scan<T: Pod, Op: Operator<T>>(&self, value: T, op: Op) -> T {
-        let _site = check_present(self.mask(), c"exclusive_scan");
+        let _site = check_present::<Self>(self.mask(), c"exclusive_scan");
         let mask = self.mask();
-        // SAFETY: every lane of the mask is present (checked just above).
+        // SAFETY: as for `sync`.
         let inclusive = unsafe { inclusive_scan_present(mask, value, op) };
         let rank = self.thread_rank();
         let src = if rank > 0 { lane_of_rank(mask, rank - 1) } else { arch::lane_id() };
@@ -316,7 +409,7 @@ pub trait Group: Copy {
     #[inline(always)]
     #[track_caller]
     fn labeled_partition<T: MatchValue>(&self, label: T) -> Partition {
-        Partition { mask: self.match_any(label) }
+        Partition { mask: match_any_lanes(self, label) }
     }
 
     /// Splits the group in two by `predicate` (`vote.ballot`): the caller's [`Partition`]
@@ -324,8 +417,30 @@ pub trait Group: Copy {
     #[inline(always)]
     #[track_caller]
     fn binary_partition(&self, predicate: bool) -> Partition {
-        let yes = self.ballot(predicate);
+        let yes = ballot_lanes(self, predicate);
         Partition { mask: if predicate { yes } else { self.mask() & !yes } }
+    }
+
+    /// This group without the run-time presence check: the returned [`Unchecked`] group
+    /// has the same lanes and collectives, none of which compares the mask with
+    /// `activemask` (nor traps). For code whose lanes are converged by construction, where
+    /// the check's `activemask`, compare and branch per collective matter (see the
+    /// module docs and `warpsafe-bench`'s `group-checks`). Partitions made from it are
+    /// checked again.
+    ///
+    /// # Safety
+    /// Every lane of the group reaches each collective called through the returned group
+    /// together with the caller: none has exited, and none is on another path or at
+    /// another collective. This is the rule of PTX's `.sync` collectives (`shfl.sync`,
+    /// `vote.sync`, `match.sync`, `bar.warp.sync`, `redux.sync`) that the check enforces:
+    /// each waits for every non-exited lane of its member mask to execute the same
+    /// instruction with the same mask, a shuffle from a lane that is not there returns an
+    /// undefined value, and lanes of one mask at different collectives are undefined
+    /// behaviour (a hang or garbage). The emulator still reports a broken rule as an
+    /// error; the GPU does not.
+    #[inline(always)]
+    unsafe fn assume_present(self) -> Unchecked<Self> {
+        Unchecked { group: self }
     }
 }
 
@@ -439,6 +554,8 @@ impl Warp {
     }
 }
 
+impl sealed::Sealed for Warp {}
+
 impl Group for Warp {
     #[inline(always)]
     fn mask(&self) -> u32 {
@@ -451,6 +568,8 @@ impl Group for Warp {
 pub struct Tile<const N: u32> {
     mask: u32,
 }
+
+impl<const N: u32> sealed::Sealed for Tile<N> {}
 
 impl<const N: u32> Group for Tile<N> {
     #[inline(always)]
@@ -475,6 +594,8 @@ impl Coalesced {
     }
 }
 
+impl sealed::Sealed for Coalesced {}
+
 impl Group for Coalesced {
     #[inline(always)]
     fn mask(&self) -> u32 {
@@ -488,9 +609,63 @@ pub struct Partition {
     mask: u32,
 }
 
+impl sealed::Sealed for Partition {}
+
 impl Group for Partition {
     #[inline(always)]
     fn mask(&self) -> u32 {
         self.mask
+    }
+}
+
+/// A group whose collectives skip the run-time presence check, made by the `unsafe`
+/// [`Group::assume_present`], whose `# Safety` section states the rule its caller keeps
+/// instead: every lane of the group reaches each collective with the caller. Its lanes,
+/// ranks and results are those of the group it was made from.
+#[derive(Clone, Copy, Debug)]
+pub struct Unchecked<G> {
+    group: G,
+}
+
+impl<G: Group> sealed::Sealed for Unchecked<G> {
+    const CHECKED: bool = false;
+}
+
+impl<G: Group> Group for Unchecked<G> {
+    #[inline(always)]
+    fn mask(&self) -> u32 {
+        self.group.mask()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{compress, ranks_of};
+
+    /// `compress` one bit at a time.
+    fn compress_model(x: u32, m: u32) -> u32 {
+        (0..32).filter(|&i| m >> i & 1 == 1).enumerate().fold(0, |out, (r, i)| out | (x >> i & 1) << r)
+    }
+
+    #[test]
+    fn compress_and_ranks_of_gather_bits_in_rank_order() {
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u32
+        };
+        let special = [0, 1, u32::MAX, 0x8000_0000, 0x0000_ff00, 0xf0f0_f0f0, 0x5555_5555, 0x8000_0001];
+        let mut masks = special.to_vec();
+        for _ in 0..20_000 {
+            masks.push(next() & next());
+        }
+        for m in masks {
+            for x in [0, u32::MAX, next(), next()] {
+                assert_eq!(compress(x, m), compress_model(x, m), "compress({x:#x}, {m:#x})");
+                assert_eq!(ranks_of(x, m), compress_model(x, m), "ranks_of({x:#x}, {m:#x})");
+            }
+        }
     }
 }

@@ -28,8 +28,10 @@
 //!    location, block, warp, lane and both masks, then `trap` (the host gets
 //!    `Error::KernelFailed` naming the kernel). The check costs one `activemask`, a compare
 //!    and a branch per collective (measured by `warpsafe-bench`'s `group-checks`: see the
-//!    README); removing it is an explicit `unsafe` call in the code that relies on it,
-//!    never a build flag.
+//!    README); only the `unsafe` [`group::Group::assume_present`] removes it, for the group
+//!    it returns ([`group::Unchecked`]); no build flag does. [`group::Group`] is sealed, and
+//!    the check also traps when the caller is not in the mask. Group ballots and matches
+//!    return rank bits (bit r = rank r).
 //!
 //! ## Safe kernels
 //!

@@ -1,6 +1,7 @@
 //! `warpsafe::group` on the emulator and the GPU: every collective on every kind of group
 //! against a CPU model, in 1-D and 2-D blocks whose size is not a multiple of 32, on the
-//! sm_70 and sm_90 PTX; and the run-time misuse check, which must trap with a message on
+//! sm_70 and sm_90 PTX; ballot and match results as ranks (a ballot's `trailing_zeros()`
+//! feeds a shuffle); and the run-time misuse check, which must trap with a message on
 //! the GPU and end the launch with a typed error naming the collective on the emulator.
 
 use group_test_kernels::{self as k, float_of, mat_of, Mat2, MatMul, SLOTS};
@@ -64,8 +65,12 @@ fn model(mask: u32, lane: usize, x: &[u32; 32], labels: &[u32; 32]) -> [u32; SLO
     let at = |r: Option<usize>| r.filter(|&r| r < size).map_or(own, v);
     let sum = |range: std::ops::Range<usize>| range.map(v).fold(0u32, u32::wrapping_add);
     let pred = |l: usize| x[l] & 1 == 1;
-    let ballot = lanes.iter().filter(|&&l| pred(l)).fold(0u32, |m, &l| m | 1 << l);
-    let matches = lanes.iter().filter(|&&l| labels[l] == labels[lane]).fold(0u32, |m, &l| m | 1 << l);
+    // Ballot and match results are rank-based: bit r for the lane of rank r.
+    let ranks_where = |f: &dyn Fn(usize) -> bool| {
+        lanes.iter().enumerate().filter(|&(_, &l)| f(l)).fold(0u32, |m, (r, _)| m | 1 << r)
+    };
+    let ballot = ranks_where(&pred);
+    let matches = ranks_where(&|l| labels[l] == labels[lane]);
     let float_sum: f32 = lanes.iter().map(|&l| float_of(x[l])).sum();
     let product = |range: std::ops::Range<usize>| {
         range.map(|r| mat_of(v(r))).fold(MatMul.identity(), |a, b| MatMul.combine(a, b))
@@ -87,7 +92,7 @@ fn model(mask: u32, lane: usize, x: &[u32; 32], labels: &[u32; 32]) -> [u32; SLO
         at(Some(rank ^ 1)),
         ballot,
         (ballot != 0) as u32,
-        (ballot == mask) as u32,
+        (ballot.count_ones() as usize == size) as u32,
         matches,
         float_sum.to_bits(),
         total[0],
@@ -205,32 +210,127 @@ fn every_collective_on_every_group_kind_matches_the_cpu_model() {
     }
 }
 
+/// Launches `group_first_where` for `kind` on `device` and checks each thread against the
+/// CPU model: ballot and match results count ranks, so their `trailing_zeros()` is the
+/// rank of the lowest lane they name, and a shuffle from it returns that lane's value.
+fn check_first_where(
+    device: &Device,
+    (arch, module): (&str, &Module),
+    kind: (u32, &str),
+    rng: &mut impl Rng,
+) {
+    let kernel = module.kernel(&k::group_first_where).unwrap();
+    for (block, grid) in [((64, 1, 1), (2, 1, 1)), ((48, 1, 1), (2, 1, 1)), ((7, 5, 1), (1, 2, 1))] {
+        let block_threads = (block.0 * block.1 * block.2) as usize;
+        let threads = block_threads * (grid.0 * grid.1 * grid.2) as usize;
+        let members: u32 = rng.gen::<u32>() | 1 << rng.gen_range(0..32);
+        let input: Vec<u32> = (0..threads).map(|_| rng.gen_range(0..4096)).collect();
+        let labels: Vec<u32> = (0..threads).map(|_| rng.gen_range(0..3)).collect();
+        let d_input = device.upload(&input).unwrap();
+        let d_labels = device.upload(&labels).unwrap();
+        let d_out = device.upload(&vec![POISON; 3 * threads]).unwrap();
+        let (mut kind_id, mut members_arg) = (kind.0, members);
+        let (mut p_input, mut p_labels, mut p_out) =
+            (d_input.device_address(), d_labels.device_address(), d_out.device_address());
+        let args = kernel_args![kind_id, members_arg, p_input, p_labels, p_out];
+        // SAFETY: parameters (u32, u32, *const u32, *const u32, *mut u32) with one input and
+        // 3 outputs per thread of the grid.
+        unsafe { device.launch_raw(&kernel, LaunchConfig { grid, block, shared_mem_bytes: 0 }, &args) }
+            .unwrap_or_else(|e| panic!("{arch} {} block {block:?}: {e}", kind.1));
+        let out = d_out.download().unwrap();
+        for block_start in (0..threads).step_by(block_threads) {
+            for warp_start in (block_start..block_start + block_threads).step_by(32) {
+                let existing_lanes = (block_start + block_threads - warp_start).min(32);
+                let existing = if existing_lanes == 32 { u32::MAX } else { (1u32 << existing_lanes) - 1 };
+                let mut x = [0u32; 32];
+                let mut lab = [u32::MAX; 32];
+                x[..existing_lanes].copy_from_slice(&input[warp_start..warp_start + existing_lanes]);
+                lab[..existing_lanes].copy_from_slice(&labels[warp_start..warp_start + existing_lanes]);
+                for lane in 0..existing_lanes {
+                    let t = warp_start + lane;
+                    let got = &out[3 * t..3 * t + 3];
+                    let what = format!("{arch}, {}, block {block:?}, thread {t} (lane {lane})", kind.1);
+                    let Some(mut mask) = group_mask(kind.0, lane, existing, members, &x, &lab) else {
+                        assert_eq!(got, [POISON; 3], "{what}: not in the group");
+                        continue;
+                    };
+                    if kind.0 == COALESCED && !on_gpu(device) {
+                        // The emulator's coalesced group is any subset of the branch holding
+                        // the caller (see `check_kind`).
+                        assert!(
+                            got[0] >> lane & 1 == 1 && got[0] & !mask == 0,
+                            "{what}: {:#x} in {mask:#x}",
+                            got[0]
+                        );
+                        mask = got[0];
+                    }
+                    let lanes: Vec<usize> = (0..32).filter(|&l| mask >> l & 1 == 1).collect();
+                    let first_odd = lanes.iter().find(|&&l| x[l] & 2 != 0).map_or(x[lane], |&l| x[l]);
+                    let first_label = lanes.iter().find(|&&l| lab[l] == lab[lane]).map(|&l| x[l]).unwrap();
+                    assert_eq!(got, [mask, first_odd, first_label], "{what}, members {members:#x}");
+                }
+            }
+        }
+    }
+}
+
+/// `g.shfl(x, g.ballot(p).trailing_zeros())` is the value of the lowest-ranked lane where
+/// `p` holds, and the same for `match_any`, on tiles smaller than a warp and on partitions
+/// (whose lanes are not their ranks) as on whole warps: on the emulator under several
+/// scheduler seeds, and on the GPU.
+#[test]
+fn ballot_and_match_results_are_ranks_on_tiles_and_partitions() {
+    let test = "ballot_and_match_results_are_ranks_on_tiles_and_partitions";
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0x6e0_0004);
+    emu::for_each_seed(0..3, |options| {
+        let device = Device::emulator_with(options.clone());
+        for (arch, module) in modules(&device, "group", &[70], test) {
+            for kind in KINDS {
+                check_first_where(&device, (&arch, &module), kind, &mut rng);
+            }
+        }
+        Ok(())
+    })
+    .unwrap();
+    for device in test_devices(test).into_iter().filter(on_gpu) {
+        for (arch, module) in modules(&device, "group", &[70, 90], test) {
+            for kind in KINDS {
+                check_first_where(&device, (&arch, &module), kind, &mut rng);
+            }
+        }
+    }
+}
+
 #[test]
 fn reduce_where_gives_inactive_lanes_the_identity() {
     let test = "reduce_where_gives_inactive_lanes_the_identity";
     for device in test_devices(test) {
         for (arch, module) in modules(&device, "group", &[70], test) {
-            let kernel = module.kernel(&k::group_reduce_where).unwrap();
-            let mut rng = rand::rngs::StdRng::seed_from_u64(0x6e0_0002);
-            for members in [0u32, 1, 0x8000_0001, 0xaaaa_aaaa, u32::MAX, rng.gen()] {
-                let input: Vec<u32> = (0..96).map(|_| rng.gen()).collect();
-                let d_input = device.upload(&input).unwrap();
-                let d_out = device.upload(&[POISON; 96]).unwrap();
-                let (mut m, mut p_in, mut p_out) =
-                    (members, d_input.device_address(), d_out.device_address());
-                let args = kernel_args![m, p_in, p_out];
-                // SAFETY: (u32, *const u32, *mut u32), one element per thread.
-                unsafe { device.launch_raw(&kernel, LaunchConfig::linear(1, 96), &args) }.unwrap();
-                let out = d_out.download().unwrap();
-                for (w, chunk) in input.chunks(32).enumerate() {
-                    let expected = (0..32)
-                        .filter(|l| members >> l & 1 == 1)
-                        .map(|l| chunk[l])
-                        .fold(0u32, u32::wrapping_add);
-                    assert!(
-                        out[32 * w..32 * w + 32].iter().all(|&s| s == expected),
-                        "{arch} members {members:#x}, warp {w}"
-                    );
+            // The checked group, and the same group through `assume_present`.
+            for kernel in [&k::group_reduce_where, &k::group_reduce_where_unchecked] {
+                let arch = format!("{arch} {}", kernel.name());
+                let kernel = module.kernel(kernel).unwrap();
+                let mut rng = rand::rngs::StdRng::seed_from_u64(0x6e0_0002);
+                for members in [0u32, 1, 0x8000_0001, 0xaaaa_aaaa, u32::MAX, rng.gen()] {
+                    let input: Vec<u32> = (0..96).map(|_| rng.gen()).collect();
+                    let d_input = device.upload(&input).unwrap();
+                    let d_out = device.upload(&[POISON; 96]).unwrap();
+                    let (mut m, mut p_in, mut p_out) =
+                        (members, d_input.device_address(), d_out.device_address());
+                    let args = kernel_args![m, p_in, p_out];
+                    // SAFETY: (u32, *const u32, *mut u32), one element per thread.
+                    unsafe { device.launch_raw(&kernel, LaunchConfig::linear(1, 96), &args) }.unwrap();
+                    let out = d_out.download().unwrap();
+                    for (w, chunk) in input.chunks(32).enumerate() {
+                        let expected = (0..32)
+                            .filter(|l| members >> l & 1 == 1)
+                            .map(|l| chunk[l])
+                            .fold(0u32, u32::wrapping_add);
+                        assert!(
+                            out[32 * w..32 * w + 32].iter().all(|&s| s == expected),
+                            "{arch} members {members:#x}, warp {w}"
+                        );
+                    }
                 }
             }
         }

@@ -1,10 +1,10 @@
 //! PTX checks for `warpsafe::group` (no GPU needed): the kernels assemble without spills,
-//! every group collective is preceded by the presence check, which `--cfg
-//! warpsafe_unchecked` removes, and the fast and general reduction paths use the intended
-//! instructions (an unrolled butterfly for a full warp, a rank tree with `fns` otherwise).
+//! every group collective is preceded by the presence check, which only a group made
+//! unchecked in code (`Group::assume_present`) leaves out, and the fast and general
+//! reduction paths use the intended instructions (an unrolled butterfly for a full warp, a
+//! rank tree with `fns` otherwise).
 
-use warpsafe_build::{Arch, Builder};
-use warpsafe_tests::{assemble, kernel_body, nvptx_target_dir, test_ptx, workspace_root};
+use warpsafe_tests::{assemble, kernel_body, test_ptx};
 
 #[test]
 fn group_kernels_assemble_for_sm70_sm80_sm90_without_spills() {
@@ -48,22 +48,25 @@ fn checked_groups_test_activemask_and_trap_with_a_message() {
     }
 }
 
+/// `Group::assume_present` is the only way to drop the check, and it drops exactly the
+/// check: the unchecked kernel has no `activemask`, no report and no `trap`, and the same
+/// shuffles as the checked one, in the same build (no cfg flag involved).
 #[test]
-fn warpsafe_unchecked_removes_the_checks_and_nothing_else() {
-    let out = std::env::temp_dir().join(format!("warpsafe-unchecked-{}", std::process::id()));
-    let built = Builder::new(workspace_root().join("tests/kernels/group"))
-        .arch(Arch::SM_90)
-        .cfg("warpsafe_unchecked")
-        .out_dir(&out)
-        .target_dir(nvptx_target_dir().join("unchecked"))
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let unchecked = std::fs::read_to_string(&built.ptx[0].path).unwrap();
-    let body = kernel_body(&unchecked, "group_reduce_where");
-    assert!(!body.contains("activemask"), "check still present:\n{body}");
-    assert!(!body.contains("trap;") && !unchecked.contains("vprintf"), "trap path still present");
-    let checked = kernel_body(test_ptx("group", 90), "group_reduce_where");
-    let count = |ptx: &str, insn: &str| ptx.matches(insn).count();
-    assert_eq!(count(body, "shfl.sync.bfly.b32"), count(checked, "shfl.sync.bfly.b32"));
-    std::fs::remove_dir_all(&out).unwrap();
+fn assume_present_removes_the_checks_and_nothing_else() {
+    for sm in [70, 90] {
+        let ptx = test_ptx("group", sm);
+        let checked = kernel_body(ptx, "group_reduce_where");
+        let unchecked = kernel_body(ptx, "group_reduce_where_unchecked");
+        assert!(checked.contains("activemask.b32"), "sm_{sm}: the checked group has no presence check");
+        assert!(checked.contains("report_missing_lanes"), "sm_{sm}: the checked group does not report");
+        assert!(!unchecked.contains("activemask"), "sm_{sm}: check still present:\n{unchecked}");
+        assert!(
+            !unchecked.contains("report_missing_lanes") && !unchecked.contains("trap;"),
+            "sm_{sm}: trap path still present:\n{unchecked}"
+        );
+        let count = |body: &str, insn: &str| body.matches(insn).count();
+        for insn in ["shfl.sync.bfly.b32", "shfl.sync.idx.b32"] {
+            assert_eq!(count(unchecked, insn), count(checked, insn), "sm_{sm}: {insn}");
+        }
+    }
 }

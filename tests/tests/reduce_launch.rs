@@ -377,6 +377,116 @@ fn warp_aggregated_atomics_equal_per_thread_atomics() {
     }
 }
 
+/// Runs one scattered atomic kernel over `values`, thread `i` on target `targets[i]` of
+/// `count`, and returns the counters (COUNTERS per target) and the previous values.
+fn run_scattered<T: Counter>(
+    device: &Device,
+    kernel: &'static warpsafe::kernel::UntypedKernel,
+    values: &[T],
+    (targets, count): (&[u32], usize),
+) -> (Vec<T>, Vec<T>) {
+    let module = device.load(&test_program("reduce")).unwrap();
+    let function = module.untyped_kernel(kernel).unwrap();
+    let input = device.upload(values).unwrap();
+    let d_targets = device.upload(targets).unwrap();
+    let initial = [T::of(0), T::MAX, T::MIN, T::ONES, T::of(0), T::of(0), T::of(0)].repeat(count);
+    let counters = device.upload(&initial).unwrap();
+    let olds = device.alloc_zeroed::<T>(values.len()).unwrap();
+    let (mut p_values, mut p_targets, mut len, mut p_counters, mut p_olds) = (
+        input.device_address(),
+        d_targets.device_address(),
+        values.len() as u64,
+        counters.device_address(),
+        olds.device_address(),
+    );
+    let args = kernel_args![p_values, p_targets, len, p_counters, p_olds];
+    let grid = values.len().div_ceil(256) as u32;
+    // SAFETY: (values, targets, len, counters, olds) with `len` values, targets (each
+    // below `count`) and olds, and COUNTERS counters per target, accessed only by this
+    // launch.
+    unsafe { device.launch_raw(&function, LaunchConfig::linear(grid, 256), &args) }.unwrap();
+    (counters.download().unwrap(), olds.download().unwrap())
+}
+
+/// Checks a scattered atomic kernel target by target with `check_atomics`: each target's
+/// counters fold the values of the threads aiming at it, and the values `fetch_add`
+/// returned on it are the prefix sums of one order of those values.
+fn check_scattered<T: Counter>(
+    what: &str,
+    values: &[T],
+    (targets, count): (&[u32], usize),
+    counters: &[T],
+    olds: &[T],
+) {
+    for target in 0..count {
+        let mine: Vec<usize> = (0..values.len()).filter(|&i| targets[i] as usize == target).collect();
+        let values: Vec<T> = mine.iter().map(|&i| values[i]).collect();
+        let olds: Vec<T> = mine.iter().map(|&i| olds[i]).collect();
+        let counters = &counters[COUNTERS * target..COUNTERS * (target + 1)];
+        check_atomics(&format!("{what}, target {target}"), &values, counters, &olds);
+    }
+}
+
+/// The histogram pattern: lanes of one warp aim their atomics at different counters
+/// (counter `lane % 3`, and a random one of 5 per thread). The aggregated atomics must
+/// still equal per-thread atomics on every counter, and `fetch_add` must return per-thread
+/// values: on the emulator under several scheduler seeds, and on the GPU.
+#[test]
+fn warp_aggregated_atomics_on_scattered_targets_equal_per_thread_atomics() {
+    let test = "warp_aggregated_atomics_on_scattered_targets";
+    let check = |device: &Device, seed: u64| {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let n = if on_gpu(device) { 1 << 20 } else { 700 };
+        let by_lane: Vec<u32> = (0..n).map(|i| (i % 32 % 3) as u32).collect();
+        let random: Vec<u32> = (0..n).map(|_| rng.gen_range(0..5)).collect();
+        for (pattern, targets) in [("lane % 3", (&by_lane[..], 3)), ("random of 5", (&random[..], 5))] {
+            let values: Vec<u32> = (0..n).map(|_| rng.gen_range(1..1000)).collect();
+            let aggregated =
+                run_scattered(device, &k::kernels::reduce_atomics_scattered_aggregated_u32, &values, targets);
+            let per_thread =
+                run_scattered(device, &k::kernels::reduce_atomics_scattered_per_thread_u32, &values, targets);
+            check_scattered(
+                &format!("u32 aggregated, {pattern}"),
+                &values,
+                targets,
+                &aggregated.0,
+                &aggregated.1,
+            );
+            check_scattered(
+                &format!("u32 per thread, {pattern}"),
+                &values,
+                targets,
+                &per_thread.0,
+                &per_thread.1,
+            );
+            assert_eq!(
+                aggregated.0, per_thread.0,
+                "u32, {pattern}: aggregated and per-thread counters differ"
+            );
+
+            let values: Vec<i64> =
+                (0..n).map(|_| rng.gen_range(1..1000) * if rng.gen() { 1 } else { 1 << 33 }).collect();
+            let aggregated =
+                run_scattered(device, &k::kernels::reduce_atomics_scattered_aggregated_i64, &values, targets);
+            check_scattered(
+                &format!("i64 aggregated, {pattern}"),
+                &values,
+                targets,
+                &aggregated.0,
+                &aggregated.1,
+            );
+        }
+    };
+    warpsafe::emu::for_each_seed(0..3, |options| {
+        check(&Device::emulator_with(options.clone()), options.seed);
+        Ok(())
+    })
+    .unwrap();
+    for device in test_devices(test).into_iter().filter(on_gpu) {
+        check(&device, 9);
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // The Reducer against a CPU reference
 

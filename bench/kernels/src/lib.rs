@@ -2,7 +2,9 @@
 //!
 //! - `bench_group_*` (the `group-checks` benchmark): each runs one warp collective `iters`
 //!   times per thread in a dependent chain (each result feeds the next call), so the time
-//!   is the collective's latency plus whatever checking surrounds it.
+//!   is the collective's latency plus whatever checking surrounds it; each comes twice, on
+//!   the checked `Warp` and, as `*_unchecked`, on the same warp through
+//!   `Group::assume_present`.
 //! - `bench_read_x{2,4,8}` (the `reduce-bench` benchmark): the memory roofline, a kernel
 //!   that reads every byte of its input once with 16-byte loads and writes almost nothing.
 #![no_std]
@@ -11,9 +13,50 @@
 pub use kernels::*;
 
 mod kernels {
-    use warpsafe::group::{Group, Warp};
+    use warpsafe::group::{Group, Unchecked, Warp};
     use warpsafe::op::Sum;
     use warpsafe::thread;
+
+    /// `iters` dependent warp sums over `warp`.
+    #[inline(always)]
+    fn reduce_chain<G: Group>(warp: G, iters: u32) -> u32 {
+        let mut x = thread::global_index_x() as u32;
+        for i in 0..iters {
+            x = warp.reduce(x ^ i, Sum);
+        }
+        x
+    }
+
+    /// `iters` dependent ballots over `warp`.
+    #[inline(always)]
+    fn ballot_chain<G: Group>(warp: G, iters: u32) -> u32 {
+        let mut x = thread::global_index_x() as u32;
+        for i in 0..iters {
+            x = x.wrapping_add(warp.ballot((x ^ i) & 1 == 1));
+        }
+        x
+    }
+
+    /// `iters` dependent shuffles over `warp`.
+    #[inline(always)]
+    fn shfl_chain<G: Group>(warp: G, iters: u32) -> u32 {
+        let mut x = thread::global_index_x() as u32;
+        for i in 0..iters {
+            x = warp.shfl_xor(x, 1 + (i & 15)).wrapping_add(i);
+        }
+        x
+    }
+
+    /// The caller's warp without the presence check.
+    ///
+    /// # Safety
+    /// Every lane of the warp exists and reaches each collective of the benchmark (the
+    /// kernels below run no lane-dependent branch, and the block size is a multiple of 32).
+    #[inline(always)]
+    unsafe fn unchecked_warp() -> Unchecked<Warp> {
+        // SAFETY: forwarded from the caller.
+        unsafe { Warp::this().assume_present() }
+    }
 
     warpsafe::kernel! {
         /// `iters` dependent warp sums through the safe group API.
@@ -21,11 +64,18 @@ mod kernels {
         /// # Safety
         /// `out` holds one element per thread; the block size is a multiple of 32.
         pub unsafe fn bench_group_reduce(iters: u32, out: *mut u32) {
-            let warp = Warp::this();
-            let mut x = thread::global_index_x() as u32;
-            for i in 0..iters {
-                x = warp.reduce(x ^ i, Sum);
-            }
+            let x = reduce_chain(Warp::this(), iters);
+            // SAFETY: one element per thread.
+            unsafe { *out.add(thread::global_index_x() as usize) = x };
+        }
+
+        /// `bench_group_reduce` through `Group::assume_present` (no presence check).
+        ///
+        /// # Safety
+        /// As for `bench_group_reduce`.
+        pub unsafe fn bench_group_reduce_unchecked(iters: u32, out: *mut u32) {
+            // SAFETY: every lane runs the whole chain (as for `bench_group_reduce`).
+            let x = reduce_chain(unsafe { unchecked_warp() }, iters);
             // SAFETY: one element per thread.
             unsafe { *out.add(thread::global_index_x() as usize) = x };
         }
@@ -35,11 +85,18 @@ mod kernels {
         /// # Safety
         /// As for `bench_group_reduce`.
         pub unsafe fn bench_group_ballot(iters: u32, out: *mut u32) {
-            let warp = Warp::this();
-            let mut x = thread::global_index_x() as u32;
-            for i in 0..iters {
-                x = x.wrapping_add(warp.ballot((x ^ i) & 1 == 1));
-            }
+            let x = ballot_chain(Warp::this(), iters);
+            // SAFETY: one element per thread.
+            unsafe { *out.add(thread::global_index_x() as usize) = x };
+        }
+
+        /// `bench_group_ballot` through `Group::assume_present` (no presence check).
+        ///
+        /// # Safety
+        /// As for `bench_group_reduce`.
+        pub unsafe fn bench_group_ballot_unchecked(iters: u32, out: *mut u32) {
+            // SAFETY: every lane runs the whole chain (as for `bench_group_reduce`).
+            let x = ballot_chain(unsafe { unchecked_warp() }, iters);
             // SAFETY: one element per thread.
             unsafe { *out.add(thread::global_index_x() as usize) = x };
         }
@@ -49,11 +106,18 @@ mod kernels {
         /// # Safety
         /// As for `bench_group_reduce`.
         pub unsafe fn bench_group_shfl(iters: u32, out: *mut u32) {
-            let warp = Warp::this();
-            let mut x = thread::global_index_x() as u32;
-            for i in 0..iters {
-                x = warp.shfl_xor(x, 1 + (i & 15)).wrapping_add(i);
-            }
+            let x = shfl_chain(Warp::this(), iters);
+            // SAFETY: one element per thread.
+            unsafe { *out.add(thread::global_index_x() as usize) = x };
+        }
+
+        /// `bench_group_shfl` through `Group::assume_present` (no presence check).
+        ///
+        /// # Safety
+        /// As for `bench_group_reduce`.
+        pub unsafe fn bench_group_shfl_unchecked(iters: u32, out: *mut u32) {
+            // SAFETY: every lane runs the whole chain (as for `bench_group_reduce`).
+            let x = shfl_chain(unsafe { unchecked_warp() }, iters);
             // SAFETY: one element per thread.
             unsafe { *out.add(thread::global_index_x() as usize) = x };
         }

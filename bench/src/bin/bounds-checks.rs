@@ -12,10 +12,7 @@ use warpsafe_bench::timing::{self, Plan, StreamClock};
 use warpsafe_bench_kernels as k;
 use warpsafe_host::{Device, LaunchConfig, Program};
 
-static BENCH: Program = Program::new(
-    "warpsafe-bench-kernels",
-    &[(90, include_str!(concat!(env!("OUT_DIR"), "/checked/warpsafe_bench_kernels.sm_90.ptx")))],
-);
+static BENCH: Program = warpsafe_host::include_program!("warpsafe_bench_kernels");
 
 const THREADS: u32 = 256;
 

@@ -1,4 +1,5 @@
-//! Warp-aggregated atomics: one atomic per warp for the lanes that want one.
+//! Warp-aggregated atomics: one atomic per warp and target address for the lanes that
+//! want one.
 //!
 //! When many threads update one counter, each atomic waits for the one before it at the
 //! memory (L2) slice that owns the address. CUDA's Volta notes suggest aggregating per
@@ -6,12 +7,22 @@
 //! shuffles, one lane (the leader) does a single atomic with the combination, and for
 //! `fetch_add` the leader's previous value is shuffled back so that each lane gets the
 //! value it would have seen had the lanes done their atomics one after another in lane
-//! order. The result is the same as per-thread atomics: the final value is equal, and
-//! the values `fetch_add` returns are one valid serialisation of the per-thread ones.
+//! order. The result is the same as per-thread atomics: the final value of every target
+//! is equal, and the values `fetch_add` returns are one valid serialisation of the
+//! per-thread ones.
+//!
+//! Lanes may aim at different targets (the histogram pattern: `counts[bin]`). The lanes
+//! are therefore first grouped by target address with `match.any` (a
+//! [`Group::labeled_partition`] on the address): each address group combines its own
+//! operands, and its lowest lane applies them to that address, so a warp makes one atomic
+//! per distinct address, and lanes of one address group get the prefix of their own group.
+//! The `match.any` costs a few cycles more than a single-target aggregation (sm_70 has no
+//! cheaper way to learn which lanes share an address) and saves the most when many lanes
+//! share few addresses.
 //!
 //! The participating lanes are a [`Coalesced`] group: the lanes executing the call
 //! together. Lanes that the scheduler runs separately form separate groups, each with
-//! its own atomic, which is still correct. The group layer checks, before each
+//! its own atomics, which is still correct. The group layer checks, before each
 //! collective, that its lanes are present (see [`crate::group`]).
 //!
 //! Every atomic here is `.relaxed` at the target's scope: an aggregated atomic publishes
@@ -29,7 +40,7 @@
 //! ```
 
 use crate::atomic::{Atomic, AtomicScope, Relaxed};
-use crate::group::{Coalesced, Group};
+use crate::group::{Coalesced, Group, Partition};
 use crate::op::{BitAnd, BitOr, BitXor, Max, Min, Operator, Sum};
 
 mod sealed {
@@ -92,17 +103,26 @@ macro_rules! atomic_integer {
 }
 atomic_integer!(u32, i32, u64, i64);
 
-/// `fetch_add` with one atomic per group of converged lanes: adds `value` (wrapping) to
-/// `target` and returns the value `target` held before this lane's addition, as if the
-/// lanes of the group had added one after another in lane order (the group's first lane
-/// gets the value before the group's single `atom.add`). Relaxed.
+/// The converged lanes that aim at the same address as the caller (`match.any` on the
+/// address over the [`Coalesced`] lanes).
+#[inline(always)]
+#[track_caller]
+fn same_target<T, S: AtomicScope>(target: &Atomic<T, S>) -> Partition {
+    let address = target as *const Atomic<T, S> as usize as u64;
+    Coalesced::active().labeled_partition(address)
+}
+
+/// `fetch_add` with one atomic per target address among the converged lanes: adds
+/// `value` (wrapping) to `target` and returns the value `target` held before this lane's
+/// addition, as if the lanes aiming at `target` had added one after another in lane order
+/// (the lowest of them gets the value before their single `atom.add`). Relaxed.
 #[inline(always)]
 #[track_caller]
 pub fn fetch_add<T: AtomicInteger, S: AtomicScope>(target: &Atomic<T, S>, value: T) -> T
 where
     Sum: Operator<T>,
 {
-    let group = Coalesced::active();
+    let group = same_target(target);
     let before_me = group.exclusive_scan(value, Sum);
     let total = group.shfl(Sum.combine(before_me, value), group.size() - 1);
     let base = if group.thread_rank() == 0 { T::fetch_add_relaxed(target, total) } else { Sum.identity() };
@@ -110,77 +130,86 @@ where
     Sum.combine(base, before_me)
 }
 
-/// Applies `op` to the values of the converged lanes with shuffles, then the group's
-/// first lane applies the result to `target` with `apply` (one `red`).
+/// Applies `op` to the values of the converged lanes aiming at `target` with shuffles,
+/// then the lowest of them applies the result to `target` with `apply` (one `red` per
+/// address).
 #[inline(always)]
 #[track_caller]
-fn aggregate<T: AtomicInteger, Op: Operator<T>>(value: T, op: Op, apply: impl FnOnce(T)) {
-    let group = Coalesced::active();
+fn aggregate<T: AtomicInteger, S: AtomicScope, Op: Operator<T>>(
+    target: &Atomic<T, S>,
+    value: T,
+    op: Op,
+    apply: impl FnOnce(&Atomic<T, S>, T),
+) {
+    let group = same_target(target);
     let combined = group.reduce(value, op);
     if group.thread_rank() == 0 {
-        apply(combined);
+        apply(target, combined);
     }
 }
 
-/// Adds `value` (wrapping) to `target` with one `red.add` per group of converged lanes.
-/// Relaxed.
+/// Adds `value` (wrapping) to `target` with one `red.add` per target address among the
+/// converged lanes. Relaxed.
 #[inline(always)]
 #[track_caller]
 pub fn add<T: AtomicInteger, S: AtomicScope>(target: &Atomic<T, S>, value: T)
 where
     Sum: Operator<T>,
 {
-    aggregate(value, Sum, |v| T::add_relaxed(target, v));
+    aggregate(target, value, Sum, T::add_relaxed);
 }
 
-/// Lowers `target` to `value` if smaller, with one `red.min` per group of converged
-/// lanes. Relaxed.
+/// Lowers `target` to `value` if smaller, with one `red.min` per target address among
+/// the converged lanes. Relaxed.
 #[inline(always)]
 #[track_caller]
 pub fn min<T: AtomicInteger, S: AtomicScope>(target: &Atomic<T, S>, value: T)
 where
     Min: Operator<T>,
 {
-    aggregate(value, Min, |v| T::min_relaxed(target, v));
+    aggregate(target, value, Min, T::min_relaxed);
 }
 
-/// Raises `target` to `value` if larger, with one `red.max` per group of converged
-/// lanes. Relaxed.
+/// Raises `target` to `value` if larger, with one `red.max` per target address among
+/// the converged lanes. Relaxed.
 #[inline(always)]
 #[track_caller]
 pub fn max<T: AtomicInteger, S: AtomicScope>(target: &Atomic<T, S>, value: T)
 where
     Max: Operator<T>,
 {
-    aggregate(value, Max, |v| T::max_relaxed(target, v));
+    aggregate(target, value, Max, T::max_relaxed);
 }
 
-/// `target &= value` with one `red.and` per group of converged lanes. Relaxed.
+/// `target &= value` with one `red.and` per target address among the converged lanes.
+/// Relaxed.
 #[inline(always)]
 #[track_caller]
 pub fn and<T: AtomicInteger, S: AtomicScope>(target: &Atomic<T, S>, value: T)
 where
     BitAnd: Operator<T>,
 {
-    aggregate(value, BitAnd, |v| T::and_relaxed(target, v));
+    aggregate(target, value, BitAnd, T::and_relaxed);
 }
 
-/// `target |= value` with one `red.or` per group of converged lanes. Relaxed.
+/// `target |= value` with one `red.or` per target address among the converged lanes.
+/// Relaxed.
 #[inline(always)]
 #[track_caller]
 pub fn or<T: AtomicInteger, S: AtomicScope>(target: &Atomic<T, S>, value: T)
 where
     BitOr: Operator<T>,
 {
-    aggregate(value, BitOr, |v| T::or_relaxed(target, v));
+    aggregate(target, value, BitOr, T::or_relaxed);
 }
 
-/// `target ^= value` with one `red.xor` per group of converged lanes. Relaxed.
+/// `target ^= value` with one `red.xor` per target address among the converged lanes.
+/// Relaxed.
 #[inline(always)]
 #[track_caller]
 pub fn xor<T: AtomicInteger, S: AtomicScope>(target: &Atomic<T, S>, value: T)
 where
     BitXor: Operator<T>,
 {
-    aggregate(value, BitXor, |v| T::xor_relaxed(target, v));
+    aggregate(target, value, BitXor, T::xor_relaxed);
 }

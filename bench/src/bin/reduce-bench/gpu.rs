@@ -18,13 +18,12 @@ use warpsafe_bench_kernels::{bench_read_x2, bench_read_x4, bench_read_x8};
 use warpsafe_host::reduce::{Reducer, Reduction, Strategy};
 use warpsafe_host::{kernel_args, Device, DeviceBuffer, Function, LaunchConfig, Module, Program, Stream};
 
-/// The roofline kernels: PTX built for sm_90 by `build.rs` (the "checked" build: they use
-/// no group collective, so both builds are the same code), and their host forms.
-static BENCH: Program = Program::new(
-    "warpsafe-bench-kernels",
-    &[(90, include_str!(concat!(env!("OUT_DIR"), "/checked/warpsafe_bench_kernels.sm_90.ptx")))],
-)
-.with_kernels(&[bench_read_x2.untyped(), bench_read_x4.untyped(), bench_read_x8.untyped()]);
+/// The roofline kernels: PTX built for sm_90 by `build.rs`, and their host forms.
+static BENCH: Program = warpsafe_host::include_program!("warpsafe_bench_kernels").with_kernels(&[
+    bench_read_x2.untyped(),
+    bench_read_x4.untyped(),
+    bench_read_x8.untyped(),
+]);
 
 /// Threads per block of the roofline kernels.
 const ROOFLINE_THREADS: u32 = 256;

@@ -147,6 +147,69 @@ mod kernels {
         }
     }
 
+    /// Writes the group's mask, then the value of the lowest-ranked lane whose `x & 2` is
+    /// set, found as `shfl(x, ballot(..).trailing_zeros())` (the caller's own value when
+    /// there is none), then the value of the lowest-ranked lane with the caller's label,
+    /// found as `shfl(x, match_any(label).trailing_zeros())`, into `out[0..3]`.
+    ///
+    /// # Safety
+    /// `out` has 3 writable elements.
+    #[inline(always)]
+    unsafe fn first_where<G: Group>(group: G, x: u32, label: u32, out: *mut u32) {
+        let values = [
+            group.mask(),
+            group.shfl(x, group.ballot(x & 2 != 0).trailing_zeros()),
+            group.shfl(x, group.match_any(label).trailing_zeros()),
+        ];
+        for (k, v) in values.into_iter().enumerate() {
+            // SAFETY: k < 3.
+            unsafe { *out.add(k) = v };
+        }
+    }
+
+    warpsafe::kernel! {
+        /// Ballot and match results as ranks: `first_where` on the group selected by `kind`
+        /// (numbered as in `group_collectives`). Thread `t` writes `out[3 * t ..]`; threads
+        /// outside the group write nothing.
+        ///
+        /// # Safety
+        /// `input`, `labels` hold one element per thread of the grid, `out` 3 per thread.
+        pub unsafe fn group_first_where(
+            kind: u32,
+            members: u32,
+            input: *const u32,
+            labels: *const u32,
+            out: *mut u32,
+        ) {
+            let t = global_thread();
+            // SAFETY: one element per thread.
+            let (x, label) = unsafe { (*input.add(t), *labels.add(t)) };
+            // SAFETY: 3 elements per thread.
+            let out = unsafe { out.add(3 * t) };
+            let warp = Warp::this();
+            // SAFETY (all arms): `out` has 3 elements for this thread.
+            unsafe {
+                match kind {
+                    0 => first_where(warp, x, label, out),
+                    1 => first_where(warp.tiles::<1>(), x, label, out),
+                    2 => first_where(warp.tiles::<2>(), x, label, out),
+                    3 => first_where(warp.tiles::<4>(), x, label, out),
+                    4 => first_where(warp.tiles::<8>(), x, label, out),
+                    5 => first_where(warp.tiles::<16>(), x, label, out),
+                    6 => first_where(warp.tiles::<32>(), x, label, out),
+                    7 => {
+                        if (members >> thread::lane_id()) & 1 == 1 {
+                            first_where(Coalesced::active(), x, label, out)
+                        }
+                    }
+                    8 => first_where(warp.labeled_partition(label), x, label, out),
+                    9 => first_where(warp.binary_partition(x & 1 == 1), x, label, out),
+                    _ => {}
+                }
+            }
+        }
+    }
+
     warpsafe::kernel! {
         /// The Volta partial-mask reduction: every lane stays converged and the lanes not in
         /// `members` contribute the identity. Thread `t` writes the warp's sum to `out[t]`.
@@ -159,6 +222,27 @@ mod kernels {
             // SAFETY: one element per thread.
             let x = unsafe { *input.add(t) };
             let total = Warp::this().reduce_where(active, x, Sum);
+            // SAFETY: one element per thread.
+            unsafe { *out.add(t) = total };
+        }
+    }
+
+    warpsafe::kernel! {
+        /// `group_reduce_where` through [`Group::assume_present`]: the same reduction
+        /// without the presence check (the PTX tests compare the two kernels).
+        ///
+        /// # Safety
+        /// `input` and `out` hold one element per thread of the grid; every lane of each
+        /// warp that exists reaches the reduction.
+        pub unsafe fn group_reduce_where_unchecked(members: u32, input: *const u32, out: *mut u32) {
+            let t = global_thread();
+            let active = (members >> thread::lane_id()) & 1 == 1;
+            // SAFETY: one element per thread.
+            let x = unsafe { *input.add(t) };
+            // SAFETY: no lane returns or branches before the reduction, so every lane of the
+            // warp reaches it (the caller's contract: all of them exist and run).
+            let warp = unsafe { Warp::this().assume_present() };
+            let total = warp.reduce(if active { x } else { 0 }, Sum);
             // SAFETY: one element per thread.
             unsafe { *out.add(t) = total };
         }

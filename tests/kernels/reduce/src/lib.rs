@@ -130,6 +130,7 @@ pub mod grid {
 /// The warp, block and atomic test kernels.
 pub mod kernels {
     use super::*;
+    use core::ptr;
     use warpsafe::atomic::{Atomic, Device};
     use warpsafe::op::{BitAnd, BitOr, BitXor, Max, Min, Sum};
     use warpsafe::reduce::{aggregate, block, warp};
@@ -275,15 +276,24 @@ pub mod kernels {
 
     /// The atomic kernels' body for one integer type: thread `i < len` with a value `v`
     /// that `takes_atomics` takes the branch and applies fetch_add (writing the previous
-    /// value to `olds[i]`), min, max, and, or, xor and add to `counters[0..7]`, either
-    /// warp-aggregated or one atomic per thread.
+    /// value to `olds[i]`), min, max, and, or, xor and add to its target's `COUNTERS`
+    /// counters, either warp-aggregated or one atomic per thread. Thread `i`'s target is
+    /// `targets[i]` (counters `COUNTERS * targets[i] ..`), or target 0 when `targets` is
+    /// null.
     ///
     /// # Safety
-    /// `values` and `olds` have `len` elements, `counters` COUNTERS; nothing else
-    /// accesses the counters during the launch.
+    /// `values` and `olds` have `len` elements, `targets` is null or has `len` elements,
+    /// `counters` has COUNTERS per target; nothing else accesses the counters during the
+    /// launch.
     #[inline(always)]
-    unsafe fn atomics<T>(values: *const T, len: u64, counters: *mut T, olds: *mut T, aggregated: bool)
-    where
+    unsafe fn atomics<T>(
+        values: *const T,
+        targets: *const u32,
+        len: u64,
+        counters: *mut T,
+        olds: *mut T,
+        aggregated: bool,
+    ) where
         T: aggregate::AtomicInteger + Into<i128>,
         Sum: Operator<T>,
         Min: Operator<T>,
@@ -302,9 +312,16 @@ pub mod kernels {
         if !takes_atomics(value as u32) {
             return;
         }
+        let target = if targets.is_null() {
+            0
+        } else {
+            // SAFETY: `targets` is not null, so it has `len` elements, and i < len.
+            unsafe { *targets.add(i as usize) as usize }
+        };
+        let base = COUNTERS * target;
         // SAFETY (each counter): a valid, aligned global element accessed only atomically
         // during the launch, by threads of this GPU.
-        let counter = |k: usize| unsafe { Atomic::<T, Device>::from_ptr(counters.add(k)) };
+        let counter = |k: usize| unsafe { Atomic::<T, Device>::from_ptr(counters.add(base + k)) };
         let old = if aggregated {
             let old = aggregate::fetch_add(counter(0), v);
             aggregate::min(counter(1), v);
@@ -335,7 +352,7 @@ pub mod kernels {
         /// As for `atomics`.
         pub unsafe fn reduce_atomics_aggregated_u32(values: *const u32, len: u64, counters: *mut u32, olds: *mut u32) {
             // SAFETY: forwarded.
-            unsafe { atomics(values, len, counters, olds, true) }
+            unsafe { atomics(values, ptr::null(), len, counters, olds, true) }
         }
 
         /// Per-thread `u32` atomics (see `atomics`).
@@ -344,7 +361,7 @@ pub mod kernels {
         /// As for `atomics`.
         pub unsafe fn reduce_atomics_per_thread_u32(values: *const u32, len: u64, counters: *mut u32, olds: *mut u32) {
             // SAFETY: forwarded.
-            unsafe { atomics(values, len, counters, olds, false) }
+            unsafe { atomics(values, ptr::null(), len, counters, olds, false) }
         }
 
         /// Warp-aggregated `i64` atomics (see `atomics`).
@@ -353,7 +370,7 @@ pub mod kernels {
         /// As for `atomics`.
         pub unsafe fn reduce_atomics_aggregated_i64(values: *const i64, len: u64, counters: *mut i64, olds: *mut i64) {
             // SAFETY: forwarded.
-            unsafe { atomics(values, len, counters, olds, true) }
+            unsafe { atomics(values, ptr::null(), len, counters, olds, true) }
         }
 
         /// Per-thread `i64` atomics (see `atomics`).
@@ -362,7 +379,52 @@ pub mod kernels {
         /// As for `atomics`.
         pub unsafe fn reduce_atomics_per_thread_i64(values: *const i64, len: u64, counters: *mut i64, olds: *mut i64) {
             // SAFETY: forwarded.
-            unsafe { atomics(values, len, counters, olds, false) }
+            unsafe { atomics(values, ptr::null(), len, counters, olds, false) }
+        }
+
+        /// Warp-aggregated `u32` atomics, thread `i` on target `targets[i]` (see `atomics`).
+        ///
+        /// # Safety
+        /// As for `atomics`, with `targets` not null.
+        pub unsafe fn reduce_atomics_scattered_aggregated_u32(
+            values: *const u32,
+            targets: *const u32,
+            len: u64,
+            counters: *mut u32,
+            olds: *mut u32,
+        ) {
+            // SAFETY: forwarded.
+            unsafe { atomics(values, targets, len, counters, olds, true) }
+        }
+
+        /// Per-thread `u32` atomics, thread `i` on target `targets[i]` (see `atomics`).
+        ///
+        /// # Safety
+        /// As for `atomics`, with `targets` not null.
+        pub unsafe fn reduce_atomics_scattered_per_thread_u32(
+            values: *const u32,
+            targets: *const u32,
+            len: u64,
+            counters: *mut u32,
+            olds: *mut u32,
+        ) {
+            // SAFETY: forwarded.
+            unsafe { atomics(values, targets, len, counters, olds, false) }
+        }
+
+        /// Warp-aggregated `i64` atomics, thread `i` on target `targets[i]` (see `atomics`).
+        ///
+        /// # Safety
+        /// As for `atomics`, with `targets` not null.
+        pub unsafe fn reduce_atomics_scattered_aggregated_i64(
+            values: *const i64,
+            targets: *const u32,
+            len: u64,
+            counters: *mut i64,
+            olds: *mut i64,
+        ) {
+            // SAFETY: forwarded.
+            unsafe { atomics(values, targets, len, counters, olds, true) }
         }
     }
 }

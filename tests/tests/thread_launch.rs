@@ -22,17 +22,20 @@ fn thread_coordinates_match_the_hardware_numbering() {
             for (grid, block) in shapes {
                 let block_threads = block.0 * block.1 * block.2;
                 let total = (grid.0 * grid.1 * grid.2 * block_threads) as usize;
-                let out = device.upload(&vec![u32::MAX; 4 * total]).unwrap();
-                let mut p_out = out.device_address();
-                let args = kernel_args![p_out];
+                // One element more than the grid has threads: nobody owns it, nobody writes it.
+                let mut out = device.upload(&vec![[u32::MAX; 4]; total + 1]).unwrap();
                 let config = LaunchConfig { grid, block, shared_mem_bytes: 0 };
-                // SAFETY: one pointer parameter, holding 4 * total elements.
-                unsafe { device.launch_raw(&kernel, config, &args) }.unwrap();
+                device.launch(&kernel, config, (&mut out,)).unwrap();
                 let got = out.download().unwrap();
-                for (t, chunk) in got.chunks(4).enumerate() {
+                assert_eq!(
+                    got[total],
+                    [u32::MAX; 4],
+                    "{arch}, grid {grid:?}, block {block:?}: past the grid"
+                );
+                for (t, chunk) in got[..total].iter().enumerate() {
                     let linear = (t % block_threads as usize) as u32;
                     let expected = [linear, linear / 32, linear % 32, block_threads];
-                    assert_eq!(chunk, expected, "{arch}, grid {grid:?}, block {block:?}, thread {t}");
+                    assert_eq!(*chunk, expected, "{arch}, grid {grid:?}, block {block:?}, thread {t}");
                 }
             }
         }

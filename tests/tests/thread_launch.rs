@@ -1,8 +1,9 @@
 //! `warpsafe::thread` on the emulator and the GPU: coordinates in 1-D, 2-D and 3-D blocks
 //! whose size is not a multiple of 32, against the CPU's model of how threads are numbered
-//! and packed.
+//! and packed; `thread::index()` is the thread's linear index in the grid (the safe kernel
+//! writes its own element of a `DisjointSlice`).
 
-use warpsafe_host::{kernel_args, LaunchConfig};
+use warpsafe_host::LaunchConfig;
 use warpsafe_tests::{modules, test_devices};
 
 #[test]

@@ -77,8 +77,8 @@ impl Emulator {
         cooperative: bool,
     ) -> Result<(), Error> {
         let kernel = function.emulator_kernel()?;
+        let launch = if cooperative { emu::launch_cooperative } else { emu::launch };
         // SAFETY: forwarded from the caller.
-        unsafe { emu::launch(kernel, &config.to_emulator(cooperative), args, &self.options) }
-            .map_err(Error::Emulator)
+        unsafe { launch(kernel, &config, args, &self.options) }.map_err(Error::Emulator)
     }
 }

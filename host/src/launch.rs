@@ -7,86 +7,9 @@ use bytemuck::Pod;
 use warpsafe::global::{AtomicElement, AtomicSlice, DisjointSlice, Slice};
 use warpsafe::kernel::Param;
 
-use crate::{emu, Device, DeviceBuffer, Error};
+pub use warpsafe::kernel::LaunchConfig;
 
-/// A launch configuration: grid and block shape (x, y, z) and dynamic shared memory.
-///
-/// The same configuration means the same thing on both backends: `grid` blocks of
-/// `block` threads, numbered x fastest, each block with `shared_mem_bytes` bytes of
-/// dynamic shared memory (the window of `warpsafe::shared::dynamic`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LaunchConfig {
-    /// Blocks in the grid along x, y, z.
-    pub grid: (u32, u32, u32),
-    /// Threads in a block along x, y, z.
-    pub block: (u32, u32, u32),
-    /// Bytes of dynamic shared memory per block.
-    pub shared_mem_bytes: u32,
-}
-
-impl LaunchConfig {
-    /// A 1-D launch of `grid` blocks of `block` threads, no dynamic shared memory.
-    ///
-    /// ```
-    /// let config = warpsafe_host::LaunchConfig::linear(4, 256);
-    /// assert_eq!(config.blocks(), 4);
-    /// assert_eq!(config.block_threads(), 256);
-    /// ```
-    pub fn linear(grid: u32, block: u32) -> LaunchConfig {
-        LaunchConfig { grid: (grid, 1, 1), block: (block, 1, 1), shared_mem_bytes: 0 }
-    }
-
-    /// Threads per block (saturating at `u32::MAX` for shapes no device accepts).
-    pub fn block_threads(&self) -> u32 {
-        let (x, y, z) = self.block;
-        x.saturating_mul(y).saturating_mul(z)
-    }
-
-    /// Blocks in the grid.
-    pub fn blocks(&self) -> u64 {
-        let (x, y, z) = self.grid;
-        u64::from(x) * u64::from(y) * u64::from(z)
-    }
-
-    /// The reason no device runs this shape, if there is one: an empty grid or block, a
-    /// block of more than 1024 threads, a grid wider than the hardware's limits (2^31 - 1
-    /// blocks in x, 65535 in y and z; 1024 threads in x and y, 64 in z).
-    pub fn problem(&self) -> Option<String> {
-        let ((gx, gy, gz), (bx, by, bz)) = (self.grid, self.block);
-        if self.blocks() == 0 {
-            return Some(format!(
-                "the grid ({gx}, {gy}, {gz}) has no blocks: every dimension must be at least 1"
-            ));
-        }
-        if gx > i32::MAX as u32 || gy > 65535 || gz > 65535 {
-            return Some(format!(
-                "the grid ({gx}, {gy}, {gz}) is too large: at most 2^31 - 1 blocks in x and 65535 in y and z"
-            ));
-        }
-        if bx == 0 || by == 0 || bz == 0 {
-            return Some(format!(
-                "the block ({bx}, {by}, {bz}) has no threads: every dimension must be at least 1"
-            ));
-        }
-        if bx > 1024 || by > 1024 || bz > 64 || self.block_threads() > 1024 {
-            return Some(format!(
-                "the block ({bx}, {by}, {bz}) is too large: at most 1024 threads in all (1024 in x and y, 64 in z)"
-            ));
-        }
-        None
-    }
-
-    /// The emulator's form of this configuration.
-    pub(crate) fn to_emulator(self, cooperative: bool) -> emu::LaunchConfig {
-        let dim = |(x, y, z): (u32, u32, u32)| emu::Dim3 { x, y, z };
-        emu::LaunchConfig {
-            grid: dim(self.grid),
-            block: dim(self.block),
-            dynamic_shared_bytes: self.shared_mem_bytes,
-            cooperative,
-        }
-    }
-}
+use crate::{Device, DeviceBuffer, Error};
 
 /// The kernel crate `name` (its library name, `my_kernels` for the package `my-kernels`)
 /// as a [`crate::Program`], from the PTX that `warpsafe_build::Builder` compiled in this

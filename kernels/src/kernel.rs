@@ -191,3 +191,84 @@ impl<P, S: Safety> core::fmt::Debug for Kernel<P, S> {
             .finish()
     }
 }
+
+/// The most dynamic shared memory a block can have on any GPU warpsafe supports (sm_90's
+/// 227 KiB; older GPUs have less, and their driver refuses more).
+pub const MAX_DYNAMIC_SHARED_BYTES: u32 = 227 * 1024;
+
+/// A launch configuration: grid and block shape (x, y, z) and dynamic shared memory.
+///
+/// The same configuration means the same thing on both backends: `grid` blocks of
+/// `block` threads, numbered x fastest, each block with `shared_mem_bytes` bytes of
+/// dynamic shared memory (the window of `warpsafe::shared::dynamic`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchConfig {
+    /// Blocks in the grid along x, y, z.
+    pub grid: (u32, u32, u32),
+    /// Threads in a block along x, y, z.
+    pub block: (u32, u32, u32),
+    /// Bytes of dynamic shared memory per block.
+    pub shared_mem_bytes: u32,
+}
+
+impl LaunchConfig {
+    /// A 1-D launch of `grid` blocks of `block` threads, no dynamic shared memory.
+    ///
+    /// ```
+    /// let config = warpsafe::kernel::LaunchConfig::linear(4, 256);
+    /// assert_eq!(config.blocks(), 4);
+    /// assert_eq!(config.block_threads(), 256);
+    /// ```
+    pub fn linear(grid: u32, block: u32) -> LaunchConfig {
+        LaunchConfig { grid: (grid, 1, 1), block: (block, 1, 1), shared_mem_bytes: 0 }
+    }
+
+    /// Threads per block (saturating at `u32::MAX` for shapes no device accepts).
+    pub fn block_threads(&self) -> u32 {
+        let (x, y, z) = self.block;
+        x.saturating_mul(y).saturating_mul(z)
+    }
+
+    /// Blocks in the grid.
+    pub fn blocks(&self) -> u64 {
+        let (x, y, z) = self.grid;
+        u64::from(x) * u64::from(y) * u64::from(z)
+    }
+
+    /// The reason no device runs this shape, if there is one: an empty grid or block, a
+    /// block of more than 1024 threads, a grid wider than the hardware's limits (2^31 - 1
+    /// blocks in x, 65535 in y and z; 1024 threads in x and y, 64 in z), more dynamic
+    /// shared memory than any supported GPU has per block (227 KiB). Both backends refuse
+    /// such a launch with this reason. (Host only: kernels do not launch kernels.)
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub fn problem(&self) -> Option<String> {
+        let ((gx, gy, gz), (bx, by, bz)) = (self.grid, self.block);
+        if self.blocks() == 0 {
+            return Some(format!(
+                "the grid ({gx}, {gy}, {gz}) has no blocks: every dimension must be at least 1"
+            ));
+        }
+        if gx > i32::MAX as u32 || gy > 65535 || gz > 65535 {
+            return Some(format!(
+                "the grid ({gx}, {gy}, {gz}) is too large: at most 2^31 - 1 blocks in x and 65535 in y and z"
+            ));
+        }
+        if bx == 0 || by == 0 || bz == 0 {
+            return Some(format!(
+                "the block ({bx}, {by}, {bz}) has no threads: every dimension must be at least 1"
+            ));
+        }
+        if bx > 1024 || by > 1024 || bz > 64 || self.block_threads() > 1024 {
+            return Some(format!(
+                "the block ({bx}, {by}, {bz}) is too large: at most 1024 threads in all (1024 in x and y, 64 in z)"
+            ));
+        }
+        if self.shared_mem_bytes > MAX_DYNAMIC_SHARED_BYTES {
+            return Some(format!(
+                "{} bytes of dynamic shared memory per block: at most {MAX_DYNAMIC_SHARED_BYTES} (227 KiB)",
+                self.shared_mem_bytes
+            ));
+        }
+        None
+    }
+}

@@ -6,7 +6,7 @@ mod emu_support;
 
 use emu_support::{arg, launch, launch_with};
 use emu_test_kernels::correct;
-use warpsafe::emu::{for_each_seed, Dim3, LaunchConfig};
+use warpsafe::emu::{for_each_seed, LaunchConfig};
 
 const SEEDS: core::ops::Range<u64> = 0..12;
 
@@ -144,12 +144,7 @@ fn dynamic_shared_memory() {
     for_each_seed(SEEDS, |options| {
         let mut out = vec![0u32; 3 * 96];
         let mut p = out.as_mut_ptr();
-        let config = LaunchConfig {
-            grid: Dim3 { x: 3, y: 1, z: 1 },
-            block: Dim3 { x: 32, y: 3, z: 1 },
-            dynamic_shared_bytes: 96 * 4,
-            cooperative: false,
-        };
+        let config = LaunchConfig { grid: (3, 1, 1), block: (32, 3, 1), shared_mem_bytes: 96 * 4 };
         launch_with(&correct::dynamic_mirror, config, &[arg(&mut p)], options)?;
         for (t, v) in out.iter().enumerate() {
             assert_eq!(*v, 95 - t as u32 % 96, "thread {t}");

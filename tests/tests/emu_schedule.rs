@@ -6,7 +6,8 @@ mod emu_support;
 
 use emu_support::{arg, launch, launch_with};
 use emu_test_kernels::correct;
-use warpsafe::emu::{for_each_seed, Dim3, ErrorKind, LaunchConfig, Options};
+use warpsafe::emu::{self, for_each_seed, ErrorKind, LaunchConfig, Options};
+use warpsafe::kernel::UntypedKernel;
 
 /// The order in which the threads of a 4 x 64 grid took tickets, under `seed`.
 fn ticket_order(seed: u64) -> Vec<u32> {
@@ -79,8 +80,13 @@ fn cooperative_grid_barrier() {
         let mut out = vec![0u32; blocks as usize];
         let (mut a, mut d, mut o): (*mut u32, *mut u32, *mut u32) =
             (&mut arrived, data.as_mut_ptr(), out.as_mut_ptr());
-        let config = LaunchConfig { cooperative: true, ..LaunchConfig::linear(blocks, 64) };
-        launch_with(&correct::grid_barrier, config, &[arg(&mut a), arg(&mut d), arg(&mut o)], options)?;
+        let config = LaunchConfig::linear(blocks, 64);
+        launch_cooperative_with(
+            &correct::grid_barrier,
+            config,
+            &[arg(&mut a), arg(&mut d), arg(&mut o)],
+            options,
+        )?;
         assert_eq!(out, vec![(1..=blocks).sum::<u32>(); blocks as usize]);
         Ok(())
     })
@@ -92,18 +98,31 @@ fn launches_the_gpu_refuses() {
     let mut out = vec![0u32; 2048];
     let mut p = out.as_mut_ptr();
     let options = Options::default();
-    let invalid = |config: LaunchConfig, args: &[*mut core::ffi::c_void]| {
-        let err = launch_with(&correct::smoke, config, args, &options).expect_err("refused");
+    let refused = |err: emu::Error| {
         assert_eq!(err.kind(), ErrorKind::InvalidLaunch, "{err}");
         err.to_string()
+    };
+    let invalid = |config: LaunchConfig, args: &[*mut core::ffi::c_void]| {
+        refused(launch_with(&correct::smoke, config, args, &options).expect_err("refused"))
     };
     let a = arg(&mut p);
     assert!(invalid(LaunchConfig::linear(1, 2048), &[a]).contains("1024 threads"));
     assert!(invalid(LaunchConfig::linear(0, 32), &[a]).contains("grid"));
     assert!(invalid(LaunchConfig::linear(1, 32), &[]).contains("1 parameters but 0 arguments"));
-    let too_many =
-        LaunchConfig { cooperative: true, ..LaunchConfig::linear(options.max_resident_blocks + 1, 32) };
-    assert!(invalid(too_many, &[a]).contains("cooperative"));
-    let z = LaunchConfig { block: Dim3 { x: 1, y: 1, z: 65 }, ..LaunchConfig::linear(1, 1) };
+    let too_many = LaunchConfig::linear(options.max_resident_blocks + 1, 32);
+    let err = launch_cooperative_with(&correct::smoke, too_many, &[a], &options).expect_err("refused");
+    assert!(refused(err).contains("cooperative"));
+    let z = LaunchConfig { block: (1, 1, 65), ..LaunchConfig::linear(1, 1) };
     assert!(invalid(z, &[a]).contains("block (1, 1, 65)"));
+}
+
+/// Runs `kernel` with `config` as a cooperative launch (every block resident at once).
+fn launch_cooperative_with(
+    kernel: &UntypedKernel,
+    config: LaunchConfig,
+    args: &[*mut core::ffi::c_void],
+    options: &Options,
+) -> Result<(), emu::Error> {
+    // SAFETY: the callers pass pointers to live values of the kernel's parameter types.
+    unsafe { emu::launch_cooperative(kernel, &config, args, options) }
 }

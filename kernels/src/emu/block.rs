@@ -16,7 +16,7 @@ use super::engine::{split, tid, Run, Site, State, Thread, Tid};
 use super::race::Race;
 use super::warp::WarpState;
 use super::ErrorKind;
-use super::LaunchConfig;
+use super::Shape;
 use crate::arch::Dim3;
 
 /// Barriers per block (`barrier.sync` ids 0 to 15).
@@ -128,7 +128,7 @@ pub(crate) struct Block {
 }
 
 impl Block {
-    pub fn new(index: Dim3, config: LaunchConfig, poison_seed: u64, races: bool) -> Block {
+    pub fn new(index: Dim3, config: Shape, poison_seed: u64, races: bool) -> Block {
         let b = config.block;
         let n = b.x * b.y * b.z;
         let threads = (0..n)

@@ -23,7 +23,7 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 
 use super::block::{self, Block};
 use super::warp;
-use super::{Error, ErrorKind, LaunchConfig, Options};
+use super::{Error, ErrorKind, LaunchConfig, Options, Shape};
 use crate::arch::Dim3;
 use crate::kernel::UntypedKernel;
 
@@ -156,7 +156,7 @@ impl Rng {
 /// Everything about one launch that the threads share.
 pub(crate) struct State {
     pub kernel: &'static str,
-    pub config: LaunchConfig,
+    pub config: Shape,
     pub options: Options,
     pub rng: Rng,
     pub slots: Vec<Option<Block>>,
@@ -442,7 +442,7 @@ pub(crate) fn trap(at: &'static Location<'static>) -> ! {
 /// As for [`super::launch`].
 pub(crate) unsafe fn run(
     kernel: &UntypedKernel,
-    config: &LaunchConfig,
+    config: &Shape,
     args: &[*mut c_void],
     options: &Options,
 ) -> Result<(), Error> {
@@ -540,12 +540,10 @@ impl Drop for Published {
 /// Why the GPU would refuse this launch, if it would.
 fn launch_problem(
     kernel: &UntypedKernel,
-    config: &LaunchConfig,
+    config: &Shape,
     args: &[*mut c_void],
     options: &Options,
 ) -> Option<String> {
-    let (g, b) = (config.grid, config.block);
-    let threads = b.x as u64 * b.y as u64 * b.z as u64;
     if args.len() != kernel.param_count() {
         return Some(format!(
             "the kernel takes {} parameters but {} arguments were passed",
@@ -553,23 +551,14 @@ fn launch_problem(
             args.len()
         ));
     }
-    if g.x == 0 || g.y == 0 || g.z == 0 || g.y > 65535 || g.z > 65535 {
-        return Some(format!(
-            "grid ({}, {}, {}): each dimension must be at least 1, y and z at most 65535",
-            g.x, g.y, g.z
-        ));
-    }
-    if threads == 0 || threads > 1024 || b.x > 1024 || b.y > 1024 || b.z > 64 {
-        return Some(format!(
-            "block ({}, {}, {}): at least 1 and at most 1024 threads (x, y at most 1024, z at most 64)",
-            b.x, b.y, b.z
-        ));
-    }
-    if config.dynamic_shared_bytes > 227 * 1024 {
-        return Some(format!(
-            "{} bytes of dynamic shared memory: at most 227 KiB",
-            config.dynamic_shared_bytes
-        ));
+    let (g, b) = (config.grid, config.block);
+    let shape = LaunchConfig {
+        grid: (g.x, g.y, g.z),
+        block: (b.x, b.y, b.z),
+        shared_mem_bytes: config.dynamic_shared_bytes,
+    };
+    if let Some(problem) = shape.problem() {
+        return Some(problem);
     }
     let grid_blocks = g.x as u64 * g.y as u64 * g.z as u64;
     if config.cooperative && grid_blocks > options.max_resident_blocks as u64 {

@@ -127,29 +127,26 @@ use core::ffi::c_void;
 pub use crate::arch::Dim3;
 use crate::kernel::UntypedKernel;
 
-/// The shape of a launch.
+pub use crate::kernel::LaunchConfig;
+
+/// A launch as the engine runs it: the shape in [`Dim3`]s, and whether it is cooperative.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LaunchConfig {
-    /// Blocks in the grid, per dimension (each at least 1).
+pub(crate) struct Shape {
     pub grid: Dim3,
-    /// Threads in a block, per dimension (at most 1024 in all).
     pub block: Dim3,
-    /// Bytes of dynamic shared memory per block ([`crate::shared::dynamic`]).
     pub dynamic_shared_bytes: u32,
-    /// A cooperative launch (`cuLaunchCooperativeKernel`): every block is live at once,
-    /// so blocks may wait for each other (a grid barrier).
+    /// Every block is live at once, so blocks may wait for each other (a grid barrier).
     pub cooperative: bool,
 }
 
-impl LaunchConfig {
-    /// A one-dimensional launch of `grid` blocks of `block` threads, no dynamic shared
-    /// memory, not cooperative.
-    pub fn linear(grid: u32, block: u32) -> LaunchConfig {
-        LaunchConfig {
-            grid: Dim3 { x: grid, y: 1, z: 1 },
-            block: Dim3 { x: block, y: 1, z: 1 },
-            dynamic_shared_bytes: 0,
-            cooperative: false,
+impl Shape {
+    fn new(config: &LaunchConfig, cooperative: bool) -> Shape {
+        let dim = |(x, y, z): (u32, u32, u32)| Dim3 { x, y, z };
+        Shape {
+            grid: dim(config.grid),
+            block: dim(config.block),
+            dynamic_shared_bytes: config.shared_mem_bytes,
+            cooperative,
         }
     }
 }
@@ -205,9 +202,10 @@ impl Default for Options {
 /// device-pointer parameter is a host address.
 ///
 /// # Errors
-/// [`ErrorKind::InvalidLaunch`] for a shape the GPU would refuse or a wrong number of
-/// arguments; every other kind when the kernel breaks the rule it names (see the module
-/// docs). The launch stops at the first error.
+/// [`ErrorKind::InvalidLaunch`] for a shape the GPU would refuse
+/// ([`LaunchConfig::problem`]) or a wrong number of arguments; every other kind when the
+/// kernel breaks the rule it names (see the module docs). The launch stops at the first
+/// error.
 ///
 /// # Safety
 /// Each `args[i]` points at a valid value of the kernel's `i`-th parameter type, and the
@@ -220,7 +218,26 @@ pub unsafe fn launch(
     options: &Options,
 ) -> Result<(), Error> {
     // SAFETY: forwarded from the caller.
-    unsafe { engine::run(kernel, config, args, options) }
+    unsafe { engine::run(kernel, &Shape::new(config, false), args, options) }
+}
+
+/// [`launch`], cooperatively (`cuLaunchCooperativeKernel`): every block of the grid is live
+/// at once, so blocks may wait for each other. A grid of more than
+/// [`Options::max_resident_blocks`] blocks is an [`ErrorKind::InvalidLaunch`].
+///
+/// # Errors
+/// As for [`launch`].
+///
+/// # Safety
+/// As for [`launch`].
+pub unsafe fn launch_cooperative(
+    kernel: &UntypedKernel,
+    config: &LaunchConfig,
+    args: &[*mut c_void],
+    options: &Options,
+) -> Result<(), Error> {
+    // SAFETY: forwarded from the caller.
+    unsafe { engine::run(kernel, &Shape::new(config, true), args, options) }
 }
 
 /// Test helper: runs `run` once for each seed of `seeds` (or only for the seed in

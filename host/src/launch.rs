@@ -6,6 +6,7 @@ use std::ffi::c_void;
 use bytemuck::Pod;
 use warpsafe::global::{AtomicElement, AtomicSlice, DisjointSlice, Slice};
 use warpsafe::kernel::Param;
+use warpsafe::thread::OwnedIndex;
 
 pub use warpsafe::kernel::LaunchConfig;
 
@@ -123,8 +124,8 @@ unsafe impl<T: Pod> KernelArg<Slice<T>> for &DeviceBuffer<T> {
 
 // SAFETY: the buffer is of `device` (checked), holds `len()` aligned elements and is
 // borrowed exclusively while the argument lives, so only this launch's view touches it.
-unsafe impl<T: Pod> KernelArg<DisjointSlice<T>> for &mut DeviceBuffer<T> {
-    fn param(self, device: &Device, at: ParamAt<'_>) -> Result<DisjointSlice<T>, Error> {
+unsafe impl<T: Pod, I: OwnedIndex> KernelArg<DisjointSlice<T, I>> for &mut DeviceBuffer<T> {
+    fn param(self, device: &Device, at: ParamAt<'_>) -> Result<DisjointSlice<T, I>, Error> {
         let ptr = address_on(self, device, at)?;
         // SAFETY: as above.
         Ok(unsafe { DisjointSlice::from_raw_parts(ptr, self.len()) })

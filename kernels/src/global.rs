@@ -14,6 +14,7 @@
 //! | --- | --- | --- | --- |
 //! | [`Slice<T>`] | `&DeviceBuffer<T>` | read any element (`a[i]`, [`Slice::get`]) | `const T* __restrict__` + length |
 //! | [`DisjointSlice<T>`] | `&mut DeviceBuffer<T>` | write (and read back) only the elements it owns: [`crate::thread::index`] and the indices of [`crate::thread::grid_stride`] | `T*` where thread `i` writes `out[i]` |
+//! | `DisjointSlice<T, TileIndex<TILE>>` | `&mut DeviceBuffer<T>` | the same, owning by block tiles: [`crate::thread::block_tiles`] | `T*` where block `b` writes `out[b * TILE ..][..TILE]` |
 //! | [`AtomicSlice<T>`] | `&mut DeviceBuffer<T>` | any atomic operation on any element, at device scope | `atomicAdd(&out[i], v)`, ... |
 //!
 //! So, in safe code:
@@ -23,9 +24,9 @@
 //!   the launch fails with `ErrorKind::GlobalOutOfBounds` and the same facts. Nothing is
 //!   read or written out of bounds;
 //! - no element is written by two threads: a [`DisjointSlice`] is written only through an
-//!   [`Index`](crate::thread::Index), and a thread can hold only the indices it owns (its
-//!   linear index in the grid plus multiples of the grid's thread count), which no other
-//!   thread of the launch owns;
+//!   [`OwnedIndex`](crate::thread::OwnedIndex), and a thread can hold only the indices it
+//!   owns (its linear index in the grid plus multiples of the grid's thread count, or its
+//!   offsets in its block's tiles), which no other thread of the launch owns;
 //! - no element is read while another thread writes it: the host lends a buffer either to
 //!   one writable view (`&mut`) or to any number of read-only ones (`&`), never both, and a
 //!   [`DisjointSlice`] element is read back only by its owner;
@@ -172,34 +173,40 @@ impl<T: Pod> Index<usize> for Slice<T> {
     }
 }
 
-impl<T: Pod> Index<thread::Index> for Slice<T> {
+impl<T: Pod, I: thread::OwnedIndex> Index<I> for Slice<T> {
     type Output = T;
 
     /// Element `index`; past the end the kernel reports the index and traps.
     #[track_caller]
     #[inline(always)]
-    fn index(&self, index: thread::Index) -> &T {
-        &self[index.get()]
+    fn index(&self, index: I) -> &T {
+        &self[index.index()]
     }
 }
 
 /// An output that threads write without atomics, each only the elements it owns: a kernel
 /// parameter (host argument `&mut DeviceBuffer<T>`).
 ///
-/// A thread writes and reads back elements through a [`thread::Index`]: its own linear
-/// index in the grid ([`thread::index`]) and those of a grid-stride loop
-/// ([`thread::grid_stride`]). Those are exactly the indices congruent to the thread's
-/// linear index modulo the grid's thread count, which no other thread of the launch can
-/// hold, so two threads never touch one element and safe code cannot race on it. Elements
-/// are written and read by value: the view hands out no references.
+/// A thread writes and reads back elements through an index of type `I` that only it can
+/// hold ([`thread::OwnedIndex`]), so two threads never touch one element and safe code
+/// cannot race on it:
+/// - `DisjointSlice<T>` (`I` = [`thread::Index`]): the thread's own linear index in the
+///   grid ([`thread::index`]) and those of a grid-stride loop ([`thread::grid_stride`]),
+///   exactly the indices congruent to its linear index modulo the grid's thread count;
+/// - `DisjointSlice<T, TileIndex<TILE>>` ([`thread::TileIndex`]): tiles of `TILE` elements
+///   owned block by block, offsets within a tile thread by thread
+///   ([`thread::block_tiles`]), for kernels that work on a block's contiguous tile.
+///
+/// The index type is part of the view's type, so one kernel cannot mix two ownerships on
+/// one output. Elements are written and read by value: the view hands out no references.
 #[repr(C)]
-pub struct DisjointSlice<T> {
+pub struct DisjointSlice<T, I: thread::OwnedIndex = thread::Index> {
     ptr: *mut T,
     len: usize,
-    element: PhantomData<T>,
+    element: PhantomData<(T, fn(I))>,
 }
 
-impl<T: Pod> DisjointSlice<T> {
+impl<T: Pod, I: thread::OwnedIndex> DisjointSlice<T, I> {
     /// A view of `len` elements at `ptr`.
     ///
     /// # Safety
@@ -207,7 +214,7 @@ impl<T: Pod> DisjointSlice<T> {
     /// dangle when `len` is 0); during the launch no other thread accesses them except
     /// through this launch's views (it is handed to one parameter of one launch).
     #[inline(always)]
-    pub const unsafe fn from_raw_parts(ptr: *mut T, len: usize) -> DisjointSlice<T> {
+    pub const unsafe fn from_raw_parts(ptr: *mut T, len: usize) -> DisjointSlice<T, I> {
         DisjointSlice { ptr, len, element: PhantomData }
     }
 
@@ -232,20 +239,20 @@ impl<T: Pod> DisjointSlice<T> {
     /// `index` when it is inside the view (`None` past the end): the usual guard of a
     /// thread whose index may lie past the output, `if let Some(i) = out.get(index)`.
     #[inline(always)]
-    pub fn get(&self, index: thread::Index) -> Option<thread::Index> {
-        (index.get() < self.len).then_some(index)
+    pub fn get(&self, index: I) -> Option<I> {
+        (index.index() < self.len).then_some(index)
     }
 
     /// Writes element `index`, which the calling thread owns; past the end the kernel
     /// reports the index and traps.
     #[track_caller]
     #[inline(always)]
-    pub fn write(&self, index: thread::Index, value: T) {
-        let i = index.get();
+    pub fn write(&self, index: I, value: T) {
+        let i = index.index();
         if i >= self.len {
             out_of_bounds(i, self.len);
         }
-        // SAFETY: i < len; only the calling thread owns element i (a thread::Index), so no
+        // SAFETY: i < len; only the calling thread owns element i (an OwnedIndex), so no
         // other thread accesses it.
         unsafe { self.ptr.add(i).write(value) }
     }
@@ -254,8 +261,8 @@ impl<T: Pod> DisjointSlice<T> {
     /// host uploaded until the thread writes it); past the end the kernel traps.
     #[track_caller]
     #[inline(always)]
-    pub fn read(&self, index: thread::Index) -> T {
-        let i = index.get();
+    pub fn read(&self, index: I) -> T {
+        let i = index.index();
         if i >= self.len {
             out_of_bounds(i, self.len);
         }
@@ -268,9 +275,9 @@ impl<T: Pod> DisjointSlice<T> {
     /// # Safety
     /// `index < self.len()`.
     #[inline(always)]
-    pub unsafe fn write_unchecked(&self, index: thread::Index, value: T) {
+    pub unsafe fn write_unchecked(&self, index: I, value: T) {
         // SAFETY: in bounds by the caller's promise; owned by the caller (as for `write`).
-        unsafe { self.ptr.add(index.get()).write(value) }
+        unsafe { self.ptr.add(index.index()).write(value) }
     }
 }
 

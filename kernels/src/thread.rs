@@ -43,6 +43,35 @@ pub fn warp_idx() -> u32 {
     linear_thread_idx() / arch::WARP_SIZE
 }
 
+/// An index that only the calling thread of the launch can hold: [`Index`] (grid-stride
+/// ownership) or [`TileIndex`] (block-tile ownership), the index types of a
+/// [`DisjointSlice`](crate::global::DisjointSlice). Sealed: a new kind of ownership needs a
+/// proof that no two threads can hold one index.
+pub trait OwnedIndex: Copy + sealed::Sealed {
+    /// The element's index in the whole buffer.
+    fn index(self) -> usize;
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+impl sealed::Sealed for Index {}
+impl OwnedIndex for Index {
+    #[inline(always)]
+    fn index(self) -> usize {
+        self.value
+    }
+}
+
+impl<const TILE: usize> sealed::Sealed for TileIndex<TILE> {}
+impl<const TILE: usize> OwnedIndex for TileIndex<TILE> {
+    #[inline(always)]
+    fn index(self) -> usize {
+        self.get()
+    }
+}
+
 /// The index of an element that the calling thread owns in a
 /// [`DisjointSlice`](crate::global::DisjointSlice): its linear index in the grid
 /// ([`index`]) or one of a grid-stride loop ([`grid_stride`]).
@@ -125,5 +154,103 @@ impl Iterator for GridStride {
         // Saturating: past usize::MAX there is nothing left to visit.
         self.next = self.next.saturating_add(self.step);
         Some(index)
+    }
+}
+
+/// The index of an element that the calling thread owns in a
+/// [`DisjointSlice<T, TileIndex<TILE>>`](crate::global::DisjointSlice): the output is cut
+/// into tiles of
+/// `TILE` elements, block `b` of a grid of `G` blocks owns tiles `b`, `b + G`, `b + 2G`, ...,
+/// and within a tile thread `t` of the block owns offsets `t`, `t + threads`, ...
+/// ([`block_tiles`]). Every element belongs to exactly one thread, so threads write such a
+/// view without atomics in safe code. `TILE` is part of the type: an index of one
+/// tiling cannot address a view of another. Like [`Index`], it cannot be made from a number
+/// or sent to another thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TileIndex<const TILE: usize> {
+    tile: usize,
+    offset: usize,
+    not_send: PhantomData<*const ()>,
+}
+
+impl<const TILE: usize> TileIndex<TILE> {
+    /// The element's index in the whole buffer: `tile * TILE + offset`.
+    #[inline(always)]
+    pub fn get(self) -> usize {
+        self.tile * TILE + self.offset
+    }
+
+    /// Which tile the element is in.
+    #[inline(always)]
+    pub fn tile(self) -> usize {
+        self.tile
+    }
+
+    /// The element's offset in its tile, below `TILE`.
+    #[inline(always)]
+    pub fn offset(self) -> usize {
+        self.offset
+    }
+}
+
+/// The calling thread's elements of `0..len` cut into tiles of `TILE` elements, block by
+/// block (see [`TileIndex`]): the tiles of its block, and in each the offsets of the thread,
+/// in order. Every index of `0..len` goes to exactly one thread, whatever the grid's size.
+/// `TILE` is checked at compile time to be at least 1.
+///
+/// ```
+/// # use warpsafe::{global::{DisjointSlice, Slice}, thread::TileIndex};
+/// # fn kernel_body(input: Slice<u32>, out: DisjointSlice<u32, TileIndex<256>>) {
+/// // Reverse every tile of 256 elements (the last, partial tile within its own length).
+/// for i in warpsafe::thread::block_tiles::<256>(out.len()) {
+///     let start = i.tile() * 256;
+///     let tile_len = (out.len() - start).min(256);
+///     out.write(i, input[start + tile_len - 1 - i.offset()]);
+/// }
+/// # }
+/// ```
+#[inline(always)]
+pub fn block_tiles<const TILE: usize>(len: usize) -> BlockTiles<TILE> {
+    const { assert!(TILE > 0, "a tile has at least one element") };
+    let (b, g) = (arch::block_idx(), arch::grid_dim());
+    let block = b.x as usize + b.y as usize * g.x as usize + b.z as usize * g.x as usize * g.y as usize;
+    BlockTiles {
+        tile: block,
+        tile_step: g.x as usize * g.y as usize * g.z as usize,
+        first_offset: linear_thread_idx() as usize,
+        offset: linear_thread_idx() as usize,
+        offset_step: block_threads() as usize,
+        len,
+        not_send: PhantomData,
+    }
+}
+
+/// The iterator of [`block_tiles`].
+#[derive(Debug)]
+pub struct BlockTiles<const TILE: usize> {
+    tile: usize,
+    tile_step: usize,
+    first_offset: usize,
+    offset: usize,
+    offset_step: usize,
+    len: usize,
+    not_send: PhantomData<*const ()>,
+}
+
+impl<const TILE: usize> Iterator for BlockTiles<TILE> {
+    type Item = TileIndex<TILE>;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<TileIndex<TILE>> {
+        loop {
+            let start = self.tile.checked_mul(TILE).filter(|&s| s < self.len)?;
+            if self.offset < TILE && start + self.offset < self.len {
+                let index = TileIndex { tile: self.tile, offset: self.offset, not_send: PhantomData };
+                self.offset += self.offset_step;
+                return Some(index);
+            }
+            self.tile = self.tile.saturating_add(self.tile_step);
+            self.offset = self.first_offset;
+        }
     }
 }

@@ -55,7 +55,7 @@ fn builder_compiles_a_third_party_kernel_crate_for_three_archs() {
     assert_eq!(built.ptx.len(), 3);
     for arch in ARCHS {
         let ptx = built.for_arch(arch).expect("every arch asked for is built");
-        assert_eq!(ptx.kernels, ["histogram", "scale_and_total", "strided_max"]);
+        assert_eq!(ptx.kernels, ["histogram", "reverse_tiles", "scale_and_total", "strided_max"]);
         let text = std::fs::read_to_string(&ptx.path).unwrap();
         assert!(text.contains(&format!(".target {arch}")));
         assert!(text.contains(&format!(".version {}.{}", arch.ptx_version() / 10, arch.ptx_version() % 10)));

@@ -240,3 +240,27 @@ fn a_buffer_of_another_device_is_refused() {
         assert_eq!(data.download().unwrap(), vec![1.0; 4]);
     }
 }
+
+#[test]
+fn reverse_tiles_writes_each_element_once_by_block_tiles() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0x5eed_0604);
+    let tile = k::REVERSE_TILE;
+    for device in devices("reverse_tiles_writes_each_element_once_by_block_tiles") {
+        let reverse = device.load(&THIRD_PARTY).unwrap().kernel(&k::reverse_tiles).unwrap();
+        for n in [0, 1, 255, 256, 257, 1023, 1025, 5000] {
+            // Fewer blocks than tiles (blocks loop over tiles), and more.
+            for (blocks, block) in [(2u32, 100u32), (7, 128), (1, 32)] {
+                let host: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
+                let input = device.upload(&host).unwrap();
+                // One element past the input: no thread owns it in a launch over `n`.
+                let mut out = device.upload(&vec![u32::MAX; n + 1]).unwrap();
+                let config = LaunchConfig::linear(blocks, block);
+                device.launch(&reverse, config, (&input, &mut out)).unwrap();
+                let mut expected: Vec<u32> =
+                    host.chunks(tile).flat_map(|c| c.iter().rev().copied()).collect();
+                expected.push(u32::MAX);
+                assert_eq!(out.download().unwrap(), expected, "{device:?}, n = {n}, {blocks} x {block}");
+            }
+        }
+    }
+}

@@ -12,7 +12,7 @@ use warpsafe::atomic::Relaxed;
 use warpsafe::global::{AtomicSlice, DisjointSlice, Slice};
 use warpsafe::group::{Group, Warp};
 use warpsafe::op::{Max, Sum};
-use warpsafe::thread;
+use warpsafe::thread::{self, TileIndex};
 
 warpsafe::shared! {
     /// Each thread's running maximum, in its own slot (blocks of at most 1024 threads).
@@ -75,4 +75,18 @@ warpsafe::kernel! {
             }
         }
     }
+
+    /// Reverses every tile of `REVERSE_TILE` elements of `input` into `out` (the last,
+    /// partial tile within its own length): block `b` owns tiles `b`, `b + grid`, ...
+    pub fn reverse_tiles(input: Slice<u32>, out: DisjointSlice<u32, TileIndex<REVERSE_TILE>>) {
+        let len = out.len().min(input.len());
+        for i in thread::block_tiles::<REVERSE_TILE>(len) {
+            let start = i.tile() * REVERSE_TILE;
+            let tile_len = (len - start).min(REVERSE_TILE);
+            out.write(i, input[start + tile_len - 1 - i.offset()]);
+        }
+    }
 }
+
+/// The tile of [`reverse_tiles`].
+pub const REVERSE_TILE: usize = 256;

@@ -296,7 +296,7 @@ impl Device {
         config: LaunchConfig,
         args: A,
     ) -> Result<(), Error> {
-        let mut params = args.params(self, function.name(), function.params())?;
+        let mut params = self.typed_params(function, config, args)?;
         let pointers = params.pointers();
         // SAFETY: `pointers` point at values of exactly the kernel's parameter types, each
         // buffer among them of this device and borrowed by `args` until this returns; the
@@ -367,7 +367,7 @@ impl Device {
         config: LaunchConfig,
         args: A,
     ) -> Result<(), Error> {
-        let mut params = args.params(self, function.name(), function.params())?;
+        let mut params = self.typed_params(function, config, args)?;
         let pointers = params.pointers();
         // SAFETY: as for `launch`.
         unsafe { self.launch_and_wait(function, config, &pointers, true) }
@@ -393,7 +393,7 @@ impl Device {
         config: LaunchConfig,
         args: A,
     ) -> Result<(), Error> {
-        let mut params = args.params(self, function.name(), function.params())?;
+        let mut params = self.typed_params(function, config, args)?;
         let pointers = params.pointers();
         // SAFETY: `pointers` match the kernel's parameter types (checked at compile time);
         // the rest is the caller's contract.
@@ -466,6 +466,21 @@ impl Device {
                 unsafe { emulator.launch(function, config, args, cooperative) }
             }
         }
+    }
+
+    /// The parameter values of a typed launch: the shape is checked first (an empty grid
+    /// is a shape error, not a grid too small for a `#[covers]` buffer), then every
+    /// argument ([`KernelArgs::params`]).
+    fn typed_params<P, A: KernelArgs<P>, S: Safety>(
+        &self,
+        function: &Function<P, S>,
+        config: LaunchConfig,
+        args: A,
+    ) -> Result<P, Error> {
+        if let Some(problem) = config.problem() {
+            return Err(Error::InvalidLaunch { kernel: function.name().to_string(), problem });
+        }
+        args.params(self, function.name(), function.params(), config.threads())
     }
 
     /// The checks every launch passes before it reaches a backend: the argument count,

@@ -98,6 +98,22 @@ pub enum Error {
         /// Which parameter, with its name and type when known.
         param: String,
     },
+    /// A buffer the kernel declares `#[covers]` (one element per thread) has more elements
+    /// than the launch has threads: the rest would silently stay unwritten.
+    #[error(
+        "{kernel}: the launch has {threads} threads but {param} has {len} elements, and the kernel \
+         covers it with one thread per element: launch at least {len} threads"
+    )]
+    GridDoesNotCover {
+        /// The kernel's name.
+        kernel: String,
+        /// Which parameter, with its name and type.
+        param: String,
+        /// The buffer's length.
+        len: usize,
+        /// Threads in the launch.
+        threads: u64,
+    },
     /// The driver refused to launch a kernel (bad configuration or arguments).
     #[error("launching {kernel} failed: {source}")]
     Launch {

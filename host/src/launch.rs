@@ -79,25 +79,34 @@ pub struct ParamAt<'a> {
     pub param: Option<&'static Param>,
     /// Its position, from 0.
     pub position: usize,
+    /// The launch's threads, for a parameter marked `#[covers]`.
+    pub threads: u64,
 }
 
 impl ParamAt<'_> {
-    fn foreign_buffer(self) -> Error {
-        Error::ForeignBuffer {
-            kernel: self.kernel.to_string(),
-            param: match self.param {
-                Some(param) => format!("parameter {} `{}: {}`", self.position, param.name, param.ty),
-                None => format!("parameter {}", self.position),
-            },
+    /// The parameter, for messages: its position, and its name and type when known.
+    fn describe(self) -> String {
+        match self.param {
+            Some(param) => format!("parameter {} `{}: {}`", self.position, param.name, param.ty),
+            None => format!("parameter {}", self.position),
         }
     }
 }
 
 /// The buffer's address as a `*mut T` of `device`, or the error for a buffer of another
-/// device. An empty buffer gives a dangling, aligned pointer (nothing is read through it).
+/// device, or for a `#[covers]` buffer longer than the launch has threads. An empty buffer
+/// gives a dangling, aligned pointer (nothing is read through it).
 fn address_on<T: Pod>(buffer: &DeviceBuffer<T>, device: &Device, at: ParamAt<'_>) -> Result<*mut T, Error> {
     if !buffer.is_on(device) {
-        return Err(at.foreign_buffer());
+        return Err(Error::ForeignBuffer { kernel: at.kernel.to_string(), param: at.describe() });
+    }
+    if at.param.is_some_and(|p| p.covers) && buffer.len() as u64 > at.threads {
+        return Err(Error::GridDoesNotCover {
+            kernel: at.kernel.to_string(),
+            param: at.describe(),
+            len: buffer.len(),
+            threads: at.threads,
+        });
     }
     Ok(match buffer.device_address() {
         0 => std::ptr::NonNull::dangling().as_ptr(),
@@ -166,11 +175,19 @@ unsafe impl<T: Pod> KernelArg<*mut T> for &mut DeviceBuffer<T> {
     note = "a one-parameter kernel takes a one-element tuple: `(&a,)`"
 )]
 pub trait KernelArgs<P> {
-    /// The parameters' values, each argument checked against `device`.
+    /// The parameters' values, each argument checked against `device` and, for a
+    /// `#[covers]` parameter, against the launch's `threads`.
     ///
     /// # Errors
-    /// [`Error::ForeignBuffer`] for a buffer of another device.
-    fn params(self, device: &Device, kernel: &str, params: Option<&'static [Param]>) -> Result<P, Error>;
+    /// [`Error::ForeignBuffer`] for a buffer of another device,
+    /// [`Error::GridDoesNotCover`] for a `#[covers]` buffer longer than `threads`.
+    fn params(
+        self,
+        device: &Device,
+        kernel: &str,
+        params: Option<&'static [Param]>,
+        threads: u64,
+    ) -> Result<P, Error>;
 }
 
 /// A tuple of parameter values, as `cuLaunchKernel` takes them: one pointer to each.
@@ -188,9 +205,13 @@ macro_rules! tuples {
                 device: &Device,
                 kernel: &str,
                 params: Option<&'static [Param]>,
+                threads: u64,
             ) -> Result<($($p,)*), Error> {
                 Ok(($(
-                    self.$i.param(device, ParamAt { kernel, param: params.and_then(|p| p.get($i)), position: $i })?,
+                    self.$i.param(
+                        device,
+                        ParamAt { kernel, param: params.and_then(|p| p.get($i)), position: $i, threads },
+                    )?,
                 )*))
             }
         }

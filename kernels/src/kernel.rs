@@ -56,25 +56,43 @@ use core::ops::Deref;
 ///
 /// Parameters are passed by the host in declaration order: typed views of device buffers
 /// ([`crate::global`]), `bytemuck::Pod` scalars, and in `unsafe` kernels raw pointers. The
-/// declaring crate enables `#![feature(abi_ptx)]` when compiling for `nvptx64`
-/// (`#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]`).
+/// declaring crate needs no feature gate.
+///
+/// A buffer parameter marked `#[covers]` declares that the launch's threads cover it, one
+/// element per thread (a kernel without a grid-stride loop): the host refuses a launch
+/// with fewer threads than that buffer has elements (`Error::GridDoesNotCover`), instead
+/// of leaving the rest silently unwritten.
+///
+/// ```
+/// warpsafe::kernel! {
+///     /// `out[i] = i` for every thread `i`.
+///     pub fn iota(#[covers] out: warpsafe::global::DisjointSlice<u32>) {
+///         if let Some(i) = out.get(warpsafe::thread::index()) {
+///             out.write(i, i.get() as u32);
+///         }
+///     }
+/// }
+/// assert!(iota.params()[0].covers);
+/// ```
 #[macro_export]
 macro_rules! kernel {
     () => {};
     (
         $(#[$attr:meta])*
-        $vis:vis unsafe fn $name:ident($($arg:ident : $ty:ty),* $(,)?) $body:block
+        $vis:vis unsafe fn $name:ident($($(#[$pattr:ident])? $arg:ident : $ty:ty),* $(,)?) $body:block
         $($rest:tt)*
     ) => {
-        $crate::__warpsafe_kernel!([unsafe] Unsafe $(#[$attr])* ($vis) $name ($($arg: $ty),*) $body);
+        $crate::__warpsafe_kernel!(
+            [unsafe] Unsafe $(#[$attr])* ($vis) $name ($([$($pattr)?] $arg: $ty),*) $body
+        );
         $crate::kernel! { $($rest)* }
     };
     (
         $(#[$attr:meta])*
-        $vis:vis fn $name:ident($($arg:ident : $ty:ty),* $(,)?) $body:block
+        $vis:vis fn $name:ident($($(#[$pattr:ident])? $arg:ident : $ty:ty),* $(,)?) $body:block
         $($rest:tt)*
     ) => {
-        $crate::__warpsafe_kernel!([] Safe $(#[$attr])* ($vis) $name ($($arg: $ty),*) $body);
+        $crate::__warpsafe_kernel!([] Safe $(#[$attr])* ($vis) $name ($([$($pattr)?] $arg: $ty),*) $body);
         $crate::kernel! { $($rest)* }
     };
 }
@@ -107,6 +125,27 @@ pub struct Param {
     pub name: &'static str,
     /// Its type, as written in the declaration.
     pub ty: &'static str,
+    /// Marked `#[covers]`: the launch's threads must cover this buffer, one element each.
+    pub covers: bool,
+}
+
+/// Whether a kernel parameter carries the `#[covers]` marker (used by [`crate::kernel!`]).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __warpsafe_covers {
+    () => {
+        false
+    };
+    (covers) => {
+        true
+    };
+    ($other:ident) => {
+        ::core::compile_error!(::core::concat!(
+            "unknown kernel parameter attribute `#[",
+            ::core::stringify!($other),
+            "]`: the only one is `#[covers]`"
+        ))
+    };
 }
 
 /// What the CPU emulator calls for each thread: reads the parameters from the launch's
@@ -227,6 +266,11 @@ impl LaunchConfig {
     pub fn block_threads(&self) -> u32 {
         let (x, y, z) = self.block;
         x.saturating_mul(y).saturating_mul(z)
+    }
+
+    /// Threads in the whole grid.
+    pub fn threads(&self) -> u64 {
+        self.blocks() * u64::from(self.block_threads())
     }
 
     /// Blocks in the grid.

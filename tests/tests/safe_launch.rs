@@ -208,6 +208,15 @@ fn bad_launches_are_typed_errors_before_anything_runs() {
         }
         assert_eq!(data.download().unwrap(), vec![1.0; 40], "{device:?}: a refused launch wrote");
 
+        // `data` is `#[covers]`: 40 elements need at least 40 threads.
+        let err =
+            device.launch(&scale, LaunchConfig::linear(1, 32), (&mut data, 2.0f32, &mut totals)).unwrap_err();
+        assert!(
+            matches!(err, Error::GridDoesNotCover { len: 40, threads: 32, ref param, .. } if param.contains("`data: DisjointSlice<f32>`")),
+            "{device:?}: {err}"
+        );
+        assert_eq!(data.download().unwrap(), vec![1.0; 40], "{device:?}: a refused launch wrote");
+
         // Empty buffers are fine: the views are empty and nothing is touched.
         let mut empty = device.alloc_zeroed::<f32>(0).unwrap();
         let mut no_totals = device.alloc_zeroed::<f32>(0).unwrap();

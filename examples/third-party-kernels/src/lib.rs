@@ -29,8 +29,9 @@ pub fn global_warp() -> usize {
 warpsafe::kernel! {
     /// Scales every element of `data` by `factor` and stores each warp's total of the
     /// scaled values in `warp_totals[global_warp()]` (a warp whose slot lies past the end
-    /// of `warp_totals` stores nothing).
-    pub fn scale_and_total(data: DisjointSlice<f32>, factor: f32, warp_totals: AtomicSlice<f32>) {
+    /// of `warp_totals` stores nothing). One thread per element: the launch must cover
+    /// `data` (`#[covers]`, checked by the host).
+    pub fn scale_and_total(#[covers] data: DisjointSlice<f32>, factor: f32, warp_totals: AtomicSlice<f32>) {
         let mut scaled = 0.0;
         if let Some(i) = data.get(thread::index()) {
             scaled = data.read(i) * factor;

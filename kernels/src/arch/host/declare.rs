@@ -19,13 +19,17 @@ use crate::emu;
 macro_rules! __warpsafe_kernel {
     (
         [$($unsafety:tt)?] $safety:ident
-        $(#[$attr:meta])* ($($vis:tt)*) $name:ident ($($arg:ident : $ty:ty),*) $body:block
+        $(#[$attr:meta])* ($($vis:tt)*) $name:ident ($([$($pattr:ident)?] $arg:ident : $ty:ty),*) $body:block
     ) => {
         $(#[$attr])*
         #[allow(non_upper_case_globals)]
         $($vis)* static $name: $crate::kernel::Kernel<($($ty,)*), $crate::kernel::$safety> = {
             const PARAMS: &[$crate::kernel::Param] = &[$(
-                $crate::kernel::Param { name: ::core::stringify!($arg), ty: ::core::stringify!($ty) }
+                $crate::kernel::Param {
+                    name: ::core::stringify!($arg),
+                    ty: ::core::stringify!($ty),
+                    covers: $crate::__warpsafe_covers!($($pattr)?),
+                }
             ),*];
 
             #[allow(clippy::too_many_arguments)]

@@ -20,7 +20,7 @@
 macro_rules! __warpsafe_kernel {
     (
         [$($unsafety:tt)?] $safety:ident
-        $(#[$attr:meta])* ($($vis:tt)*) $name:ident ($($arg:ident : $ty:ty),*) $body:block
+        $(#[$attr:meta])* ($($vis:tt)*) $name:ident ($([$($pattr:ident)?] $arg:ident : $ty:ty),*) $body:block
     ) => {
         $(#[$attr])*
         #[no_mangle]

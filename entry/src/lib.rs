@@ -7,7 +7,6 @@
 //! Each kernel's parameter list is part of the host's launch contract; `warpsafe-host`
 //! passes exactly these types in this order.
 #![no_std]
-#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
 
 pub mod kernels {
     use warpsafe::thread;

@@ -8,11 +8,11 @@
 //! - `bench_read_x{2,4,8}` (the `reduce-bench` benchmark): the memory roofline, a kernel
 //!   that reads every byte of its input once with 16-byte loads and writes almost nothing.
 #![no_std]
-#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
 
 pub use kernels::*;
 
 mod kernels {
+    use warpsafe::global::DisjointSlice;
     use warpsafe::group::{Group, Unchecked, Warp};
     use warpsafe::op::Sum;
     use warpsafe::thread;
@@ -52,74 +52,53 @@ mod kernels {
     /// # Safety
     /// Every lane of the warp exists and reaches each collective of the benchmark (the
     /// kernels below run no lane-dependent branch, and the block size is a multiple of 32).
+    /// The calling warp without its presence check.
     #[inline(always)]
-    unsafe fn unchecked_warp() -> Unchecked<Warp> {
-        // SAFETY: forwarded from the caller.
+    fn unchecked_warp() -> Unchecked<Warp> {
+        // SAFETY: every lane of the warp that exists in the block calls this at the start of
+        // the kernel and runs the same chain of collectives, with no branch before or in it,
+        // so every lane of `Warp::this()` is present at each collective.
         unsafe { Warp::this().assume_present() }
     }
 
+    /// Writes the calling thread's own element of `out`, if it has one.
+    #[inline(always)]
+    fn write_own(out: &DisjointSlice<u32>, value: u32) {
+        if let Some(i) = out.get(thread::index()) {
+            out.write(i, value);
+        }
+    }
+
     warpsafe::kernel! {
-        /// `iters` dependent warp sums through the safe group API.
-        ///
-        /// # Safety
-        /// `out` holds one element per thread; the block size is a multiple of 32.
-        pub unsafe fn bench_group_reduce(iters: u32, out: *mut u32) {
-            let x = reduce_chain(Warp::this(), iters);
-            // SAFETY: one element per thread.
-            unsafe { *out.add(thread::global_index_x() as usize) = x };
+        /// `iters` dependent warp reductions through the safe group API; thread `t` writes
+        /// its result to `out[t]`.
+        pub fn bench_group_reduce(iters: u32, out: DisjointSlice<u32>) {
+            write_own(&out, reduce_chain(Warp::this(), iters));
         }
 
         /// `bench_group_reduce` through `Group::assume_present` (no presence check).
-        ///
-        /// # Safety
-        /// As for `bench_group_reduce`.
-        pub unsafe fn bench_group_reduce_unchecked(iters: u32, out: *mut u32) {
-            // SAFETY: every lane runs the whole chain (as for `bench_group_reduce`).
-            let x = reduce_chain(unsafe { unchecked_warp() }, iters);
-            // SAFETY: one element per thread.
-            unsafe { *out.add(thread::global_index_x() as usize) = x };
+        pub fn bench_group_reduce_unchecked(iters: u32, out: DisjointSlice<u32>) {
+            write_own(&out, reduce_chain(unchecked_warp(), iters));
         }
 
         /// `iters` dependent ballots through the safe group API.
-        ///
-        /// # Safety
-        /// As for `bench_group_reduce`.
-        pub unsafe fn bench_group_ballot(iters: u32, out: *mut u32) {
-            let x = ballot_chain(Warp::this(), iters);
-            // SAFETY: one element per thread.
-            unsafe { *out.add(thread::global_index_x() as usize) = x };
+        pub fn bench_group_ballot(iters: u32, out: DisjointSlice<u32>) {
+            write_own(&out, ballot_chain(Warp::this(), iters));
         }
 
         /// `bench_group_ballot` through `Group::assume_present` (no presence check).
-        ///
-        /// # Safety
-        /// As for `bench_group_reduce`.
-        pub unsafe fn bench_group_ballot_unchecked(iters: u32, out: *mut u32) {
-            // SAFETY: every lane runs the whole chain (as for `bench_group_reduce`).
-            let x = ballot_chain(unsafe { unchecked_warp() }, iters);
-            // SAFETY: one element per thread.
-            unsafe { *out.add(thread::global_index_x() as usize) = x };
+        pub fn bench_group_ballot_unchecked(iters: u32, out: DisjointSlice<u32>) {
+            write_own(&out, ballot_chain(unchecked_warp(), iters));
         }
 
         /// `iters` dependent shuffles through the safe group API.
-        ///
-        /// # Safety
-        /// As for `bench_group_reduce`.
-        pub unsafe fn bench_group_shfl(iters: u32, out: *mut u32) {
-            let x = shfl_chain(Warp::this(), iters);
-            // SAFETY: one element per thread.
-            unsafe { *out.add(thread::global_index_x() as usize) = x };
+        pub fn bench_group_shfl(iters: u32, out: DisjointSlice<u32>) {
+            write_own(&out, shfl_chain(Warp::this(), iters));
         }
 
         /// `bench_group_shfl` through `Group::assume_present` (no presence check).
-        ///
-        /// # Safety
-        /// As for `bench_group_reduce`.
-        pub unsafe fn bench_group_shfl_unchecked(iters: u32, out: *mut u32) {
-            // SAFETY: every lane runs the whole chain (as for `bench_group_reduce`).
-            let x = shfl_chain(unsafe { unchecked_warp() }, iters);
-            // SAFETY: one element per thread.
-            unsafe { *out.add(thread::global_index_x() as usize) = x };
+        pub fn bench_group_shfl_unchecked(iters: u32, out: DisjointSlice<u32>) {
+            write_own(&out, shfl_chain(unchecked_warp(), iters));
         }
     }
 

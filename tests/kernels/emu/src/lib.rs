@@ -4,7 +4,6 @@
 //! build script compiles every test-kernel crate), so they are valid GPU code, bugs
 //! included.
 #![no_std]
-#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
 pub mod correct;
 pub mod misuse;

@@ -1,7 +1,6 @@
 //! Test kernels for `warpsafe::group`: every collective on every kind of group, and
 //! kernels that misuse groups on purpose (the run-time check must trap them).
 #![no_std]
-#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
 
 /// Values each thread of `group_collectives` writes (see `fill`).
 pub const SLOTS: usize = 25;

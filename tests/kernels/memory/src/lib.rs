@@ -9,7 +9,6 @@
 //!
 //! Shared memory comes from `warpsafe::shared!`.
 #![no_std]
-#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
 mod kernels;
 pub use kernels::*;

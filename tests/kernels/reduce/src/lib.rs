@@ -3,7 +3,6 @@
 //! ones, and the grid reductions for three user-defined operators (one non-commutative,
 //! one over a 12-byte type, one over a 16-byte type).
 #![no_std]
-#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
 use warpsafe::op::Operator;
 

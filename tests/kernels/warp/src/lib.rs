@@ -9,7 +9,6 @@
 //!   Every such kernel therefore calls its collectives only inside `if member { ... }`,
 //!   the divergent shape whose codegen `tests/tests/warp_ptx.rs` checks.
 #![no_std]
-#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
 
 pub use kernels::*;
 

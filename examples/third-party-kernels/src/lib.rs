@@ -1,5 +1,5 @@
 //! A kernel crate of the kind a warpsafe user writes: it depends on `warpsafe` and defines
-//! its own entry points with `warpsafe::kernel!`, with no `unsafe` and no feature gates.
+//! its own entry points with `warpsafe::kernel!`, in safe Rust only and with no feature gates.
 //! Its host crate's `build.rs` compiles it to PTX with
 //! `warpsafe_build::Builder::new("../third-party-kernels").build()` (warpsafe's own kernels
 //! do not appear in its PTX); the host crate also depends on it, so that on the CPU

@@ -442,7 +442,8 @@ pub(crate) fn trap(at: &'static Location<'static>) -> ! {
 /// As for [`super::launch`].
 pub(crate) unsafe fn run(
     kernel: &UntypedKernel,
-    config: &Shape,
+    launch: &LaunchConfig,
+    cooperative: bool,
     args: &[*mut c_void],
     options: &Options,
 ) -> Result<(), Error> {
@@ -451,10 +452,11 @@ pub(crate) unsafe fn run(
     if in_launch() {
         return invalid("a kernel cannot launch another kernel on the emulator".into());
     }
-    if let Some(message) = launch_problem(kernel, config, args, options) {
+    if let Some(message) = launch_problem(kernel, launch, cooperative, args, options) {
         return invalid(message);
     }
-    let grid_blocks = config.grid.x as u64 * config.grid.y as u64 * config.grid.z as u64;
+    let config = &Shape::new(launch, cooperative);
+    let grid_blocks = launch.blocks();
     let slots =
         if config.cooperative { grid_blocks } else { grid_blocks.min(options.max_resident_blocks as u64) };
     install_panic_hook();
@@ -540,7 +542,8 @@ impl Drop for Published {
 /// Why the GPU would refuse this launch, if it would.
 fn launch_problem(
     kernel: &UntypedKernel,
-    config: &Shape,
+    config: &LaunchConfig,
+    cooperative: bool,
     args: &[*mut c_void],
     options: &Options,
 ) -> Option<String> {
@@ -551,17 +554,11 @@ fn launch_problem(
             args.len()
         ));
     }
-    let (g, b) = (config.grid, config.block);
-    let shape = LaunchConfig {
-        grid: (g.x, g.y, g.z),
-        block: (b.x, b.y, b.z),
-        shared_mem_bytes: config.dynamic_shared_bytes,
-    };
-    if let Some(problem) = shape.problem() {
+    if let Some(problem) = config.problem() {
         return Some(problem);
     }
-    let grid_blocks = g.x as u64 * g.y as u64 * g.z as u64;
-    if config.cooperative && grid_blocks > options.max_resident_blocks as u64 {
+    let grid_blocks = config.blocks();
+    if cooperative && grid_blocks > options.max_resident_blocks as u64 {
         return Some(format!(
             "a cooperative launch of {grid_blocks} blocks, but only {} can be resident at once (Options::max_resident_blocks)",
             options.max_resident_blocks

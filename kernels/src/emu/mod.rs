@@ -54,6 +54,7 @@
 //! | a block barrier is not reached by every thread of the block that has not exited (or its threads use different forms, counts or ids) | [`ErrorKind::BarrierMismatch`] |
 //! | threads spin forever: no thread made progress for [`Options::livelock_steps`] switch points | [`ErrorKind::Deadlock`] (or `BarrierMismatch` when a barrier is waiting) |
 //! | a shared-memory index past the end of its array | [`ErrorKind::SharedOutOfBounds`] |
+//! | an index past the end of a global-memory view ([`crate::global`]) | [`ErrorKind::GlobalOutOfBounds`] |
 //! | a shuffle reads a lane that is not in its mask | [`ErrorKind::ShuffleFromInactiveLane`] |
 //! | two threads access one shared-memory byte, at least one writing, with no barrier, `syncwarp` or acquire/release between them ([`Options::check_races`]) | [`ErrorKind::DataRace`] |
 //! | `trap`, a panic (including debug overflow checks), a misaligned atomic | [`ErrorKind::Trap`] |
@@ -81,8 +82,9 @@
 //! - Convergence after a branch: lanes do not reconverge, they only meet at collectives,
 //!   which is what the Volta model guarantees; code that is correct only because lanes
 //!   happen to run in lockstep fails here.
-//! - Out-of-bounds global-memory accesses are host memory errors (they may crash the test
-//!   process); accesses through raw pointers into shared memory
+//! - Out-of-bounds global-memory accesses through raw pointers (`unsafe` kernels) are host
+//!   memory errors (they may crash the test process); the views of [`crate::global`]
+//!   check every index. Accesses through raw pointers into shared memory
 //!   ([`SharedSlice::as_mut_ptr`](crate::shared::SharedSlice::as_mut_ptr)) are neither
 //!   bounds- nor race-checked.
 //!
@@ -140,7 +142,8 @@ pub(crate) struct Shape {
 }
 
 impl Shape {
-    fn new(config: &LaunchConfig, cooperative: bool) -> Shape {
+    /// The engine's form of `config`, once it passed [`LaunchConfig::problem`].
+    pub(crate) fn new(config: &LaunchConfig, cooperative: bool) -> Shape {
         let dim = |(x, y, z): (u32, u32, u32)| Dim3 { x, y, z };
         Shape {
             grid: dim(config.grid),
@@ -218,7 +221,7 @@ pub unsafe fn launch(
     options: &Options,
 ) -> Result<(), Error> {
     // SAFETY: forwarded from the caller.
-    unsafe { engine::run(kernel, &Shape::new(config, false), args, options) }
+    unsafe { engine::run(kernel, config, false, args, options) }
 }
 
 /// [`launch`], cooperatively (`cuLaunchCooperativeKernel`): every block of the grid is live
@@ -237,7 +240,7 @@ pub unsafe fn launch_cooperative(
     options: &Options,
 ) -> Result<(), Error> {
     // SAFETY: forwarded from the caller.
-    unsafe { engine::run(kernel, &Shape::new(config, true), args, options) }
+    unsafe { engine::run(kernel, config, true, args, options) }
 }
 
 /// Test helper: runs `run` once for each seed of `seeds` (or only for the seed in

@@ -112,13 +112,9 @@ impl<S: SharedStorage> SharedArray<S> {
     #[track_caller]
     #[inline(always)]
     pub fn write_own(&self, value: S::Elem) {
-        let slice = self.slice();
-        let index = thread::linear_thread_idx() as usize;
-        slice.check(index);
-        // SAFETY: index < len (checked); only this thread writes its own slot through the
-        // safe API, and every other access of it is an `unsafe` read whose caller orders
-        // it after this write.
-        unsafe { arch::shared_write(slice.base.add(index), value) }
+        // SAFETY: only this thread writes its own slot through the safe API, and every
+        // other access of it is an `unsafe` read whose caller orders it after this write.
+        unsafe { self.write(thread::linear_thread_idx() as usize, value) }
     }
 
     /// Reads the calling thread's own slot, element [`thread::linear_thread_idx`]
@@ -126,13 +122,9 @@ impl<S: SharedStorage> SharedArray<S> {
     #[track_caller]
     #[inline(always)]
     pub fn read_own(&self) -> S::Elem {
-        let slice = self.slice();
-        let index = thread::linear_thread_idx() as usize;
-        slice.check(index);
-        // SAFETY: index < len (checked); the element is written only by this thread
-        // through the safe API (an `unsafe` write of it by another thread is that
-        // caller's race to rule out).
-        unsafe { arch::shared_read(slice.base.add(index)) }
+        // SAFETY: the element is written only by this thread through the safe API (an
+        // `unsafe` write of it by another thread is that caller's race to rule out).
+        unsafe { self.read(thread::linear_thread_idx() as usize) }
     }
 
     /// Element `index` of the calling block's copy as a block-scope atomic

@@ -105,16 +105,28 @@ impl Index {
 /// `blockIdx.x * blockDim.x + threadIdx.x` ([`global_index_x`]).
 #[inline(always)]
 pub fn index() -> Index {
+    Index::owned(linear_block_idx() * block_threads() as usize + linear_thread_idx() as usize)
+}
+
+/// This block's linear index in the grid, `x + y * grid.x + z * grid.x * grid.y`: blocks
+/// numbered x fastest.
+#[inline(always)]
+pub fn linear_block_idx() -> usize {
     let (b, g) = (arch::block_idx(), arch::grid_dim());
-    let block = b.x as usize + b.y as usize * g.x as usize + b.z as usize * g.x as usize * g.y as usize;
-    Index::owned(block * block_threads() as usize + linear_thread_idx() as usize)
+    b.x as usize + b.y as usize * g.x as usize + b.z as usize * g.x as usize * g.y as usize
+}
+
+/// The number of blocks in the grid.
+#[inline(always)]
+pub fn grid_blocks() -> usize {
+    let g = arch::grid_dim();
+    g.x as usize * g.y as usize * g.z as usize
 }
 
 /// The number of threads in the whole grid.
 #[inline(always)]
 pub fn grid_threads() -> usize {
-    let g = arch::grid_dim();
-    g.x as usize * g.y as usize * g.z as usize * block_threads() as usize
+    grid_blocks() * block_threads() as usize
 }
 
 /// The calling thread's indices of a grid-stride loop over `0..len`: [`index`], then every
@@ -212,11 +224,9 @@ impl<const TILE: usize> TileIndex<TILE> {
 #[inline(always)]
 pub fn block_tiles<const TILE: usize>(len: usize) -> BlockTiles<TILE> {
     const { assert!(TILE > 0, "a tile has at least one element") };
-    let (b, g) = (arch::block_idx(), arch::grid_dim());
-    let block = b.x as usize + b.y as usize * g.x as usize + b.z as usize * g.x as usize * g.y as usize;
     BlockTiles {
-        tile: block,
-        tile_step: g.x as usize * g.y as usize * g.z as usize,
+        tile: linear_block_idx(),
+        tile_step: grid_blocks(),
         first_offset: linear_thread_idx() as usize,
         offset: linear_thread_idx() as usize,
         offset_step: block_threads() as usize,

@@ -22,8 +22,7 @@ warpsafe::shared! {
 /// The calling warp's index in the grid: the warps of block `b` come after those of the
 /// blocks before it, `threads.div_ceil(32)` per block (a block's last warp may be partial).
 pub fn global_warp() -> usize {
-    let block = thread::index().get() / thread::block_threads() as usize;
-    block * thread::block_threads().div_ceil(32) as usize + thread::warp_idx() as usize
+    thread::linear_block_idx() * thread::block_threads().div_ceil(32) as usize + thread::warp_idx() as usize
 }
 
 warpsafe::kernel! {

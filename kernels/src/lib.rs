@@ -136,8 +136,10 @@
 pub mod arch;
 pub mod atomic;
 pub mod barrier;
+/// The CPU emulator (host only): the `warpsafe-emu` crate, which [`arch`] drives on the
+/// host.
 #[cfg(not(target_arch = "nvptx64"))]
-pub mod emu;
+pub use warpsafe_emu as emu;
 pub mod fence;
 pub mod global;
 pub mod group;

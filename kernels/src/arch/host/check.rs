@@ -5,7 +5,7 @@
 use core::ffi::CStr;
 use core::panic::Location;
 
-use crate::emu;
+use warpsafe_emu::device as emu;
 
 /// All lanes, on the emulator: it checks every lane of a collective's mask exactly when
 /// the collective runs (a missing lane is a deadlock or a mismatch there), where the GPU

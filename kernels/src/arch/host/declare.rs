@@ -1,7 +1,7 @@
 //! What the declaration macros ([`crate::kernel!`], [`crate::shared!`]) expand to on the
 //! host, and the emulator's shared-memory accessors.
 //!
-//! A kernel becomes a `static` [`crate::emu::Kernel`] of the same name, whose entry reads
+//! A kernel becomes a `static` [`crate::kernel::Kernel`] of the same name, whose entry reads
 //! each parameter from the launch's argument pointers and runs the body. A shared array
 //! is keyed by a `static` [`SharedDeclaration`] of its own: the emulator gives every block
 //! its own allocation for each key.
@@ -10,7 +10,7 @@ use core::ffi::c_void;
 use core::panic::Location;
 use std::format;
 
-use crate::emu;
+use warpsafe_emu::device as emu;
 
 /// Expands a kernel declaration to a `static` [`crate::kernel::Kernel`] of the same name,
 /// whose type records the parameter types and whether the kernel is safe to launch.
@@ -168,8 +168,8 @@ pub unsafe fn shared_write<T: Copy>(ptr: *mut T, value: T) {
 }
 
 /// Reports an index past the end of a checked view of `memory`: ends the launch with
-/// [`crate::emu::ErrorKind::SharedOutOfBounds`] or
-/// [`crate::emu::ErrorKind::GlobalOutOfBounds`].
+/// `warpsafe_emu::ErrorKind::SharedOutOfBounds` or
+/// `warpsafe_emu::ErrorKind::GlobalOutOfBounds`.
 #[cold]
 #[inline(never)]
 pub fn index_out_of_bounds(

@@ -9,7 +9,7 @@ use core::panic::Location;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use crate::arch::{LoadSem, RmwSem, Scope, StoreSem};
-use crate::emu::{self, BarOp, Order};
+use warpsafe_emu::device::{self as emu, BarOp, Order};
 
 /// The contract shared by every atomic and ordered access below.
 macro_rules! access_safety_doc {
@@ -300,7 +300,7 @@ pub fn fence_acq_rel(scope: Scope) {
 ///
 /// # Safety
 /// As on the GPU: `id < 16`, and every thread of the block that has not exited reaches
-/// barrier `id`; otherwise the launch ends with [`emu::ErrorKind::BarrierMismatch`].
+/// barrier `id`; otherwise the launch ends with `warpsafe_emu::ErrorKind::BarrierMismatch`.
 #[inline]
 #[track_caller]
 pub unsafe fn barrier_sync(id: u32) {

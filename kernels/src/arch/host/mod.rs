@@ -1,6 +1,6 @@
 //! The host backend of `arch`: every function has the name and signature of its GPU
 //! counterpart (see the `nvptx` side for the hardware rules) and runs on the CPU
-//! emulator ([`crate::emu`]), which checks those rules. The functions may only be called
+//! emulator (`warpsafe_emu`), which checks those rules. The functions may only be called
 //! from a kernel that the emulator is running; elsewhere they panic.
 
 mod check;
@@ -17,7 +17,7 @@ pub use warp::*;
 use core::panic::Location;
 
 use super::Dim3;
-use crate::emu;
+use warpsafe_emu::device as emu;
 
 /// `%tid`: this thread's index within its block.
 #[inline]
@@ -60,7 +60,7 @@ pub fn nth_set_lane(mask: u32, n: u32) -> u32 {
     rest.trailing_zeros()
 }
 
-/// `trap`: ends the launch with [`emu::ErrorKind::Trap`], naming the caller's location.
+/// `trap`: ends the launch with `warpsafe_emu::ErrorKind::Trap`, naming the caller's location.
 #[inline]
 #[track_caller]
 pub fn trap() -> ! {

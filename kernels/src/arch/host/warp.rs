@@ -1,10 +1,10 @@
 //! Warp collectives on the emulator: each is one rendezvous of the lanes of its mask
-//! (see [`crate::emu`]); the `# Safety` rules are those of the GPU side, and breaking one
+//! (see `warpsafe_emu`); the `# Safety` rules are those of the GPU side, and breaking one
 //! ends the launch with an error naming it.
 
 use core::panic::Location;
 
-use crate::emu::{self, Op, Redux, Shfl, Vote};
+use warpsafe_emu::device::{self as emu, Op, Redux, Shfl, Vote};
 
 macro_rules! shuffles {
     ($($name:ident, $name_p:ident: $mode:ident, $b:ident, $ptx:literal;)*) => {$(

@@ -1,10 +1,10 @@
 //! The CPU emulator: runs kernels written against `warpsafe` on the host, without a GPU,
 //! and checks the warp-level rules that the GPU lets pass silently.
 //!
-//! Compiled for the host, the crate's [`arch`](crate::arch) layer drives this emulator
+//! Compiled for the host, the crate's `warpsafe::arch` layer drives this emulator
 //! instead of PTX instructions, so the same kernel source (declared with
-//! [`kernel!`](crate::kernel!)) runs unchanged: on the host each kernel is a `static`
-//! [`Kernel`](crate::kernel::Kernel) that [`launch`] runs with a grid, a block shape and a dynamic shared-memory
+//! `warpsafe::kernel!`) runs unchanged: on the host each kernel is a `static`
+//! `warpsafe::kernel::Kernel` that [`launch`] runs with a grid, a block shape and a dynamic shared-memory
 //! size.
 //!
 //! # What is modelled
@@ -30,7 +30,7 @@
 //!   spin-waits work because every poll is a switch point.
 //! - **Memory**: global memory is host memory (a pointer parameter is a host address);
 //!   shared memory is allocated per block (static arrays from
-//!   [`shared!`](crate::shared!) and the dynamic window), filled with a garbage pattern
+//!   `warpsafe::shared!` and the dynamic window), filled with a garbage pattern
 //!   as the GPU leaves it; atomics are `core::sync::atomic` operations on the same
 //!   addresses with the matching orderings, fences are `core::sync::atomic::fence`.
 //! - Everything the GPU side offers: thread, block and grid coordinates, every `shfl.sync`
@@ -54,7 +54,7 @@
 //! | a block barrier is not reached by every thread of the block that has not exited (or its threads use different forms, counts or ids) | [`ErrorKind::BarrierMismatch`] |
 //! | threads spin forever: no thread made progress for [`Options::livelock_steps`] switch points | [`ErrorKind::Deadlock`] (or `BarrierMismatch` when a barrier is waiting) |
 //! | a shared-memory index past the end of its array | [`ErrorKind::SharedOutOfBounds`] |
-//! | an index past the end of a global-memory view ([`crate::global`]) | [`ErrorKind::GlobalOutOfBounds`] |
+//! | an index past the end of a global-memory view (`warpsafe::global`) | [`ErrorKind::GlobalOutOfBounds`] |
 //! | a shuffle reads a lane that is not in its mask | [`ErrorKind::ShuffleFromInactiveLane`] |
 //! | two threads access one shared-memory byte, at least one writing, with no barrier, `syncwarp` or acquire/release between them ([`Options::check_races`]) | [`ErrorKind::DataRace`] |
 //! | `trap`, a panic (including debug overflow checks), a misaligned atomic | [`ErrorKind::Trap`] |
@@ -77,15 +77,15 @@
 //!   block-scope atomic shared between blocks works here.
 //! - **Plain spin loops**: a thread polling memory with plain (non-volatile, non-atomic)
 //!   loads never reaches a switch point and hangs the emulator (on the GPU the compiler may
-//!   hoist the load and hang too): poll with [`load_volatile`](crate::atomic::load_volatile)
+//!   hoist the load and hang too): poll with `warpsafe::atomic::load_volatile`
 //!   or an atomic load.
 //! - Convergence after a branch: lanes do not reconverge, they only meet at collectives,
 //!   which is what the Volta model guarantees; code that is correct only because lanes
 //!   happen to run in lockstep fails here.
 //! - Out-of-bounds global-memory accesses through raw pointers (`unsafe` kernels) are host
-//!   memory errors (they may crash the test process); the views of [`crate::global`]
+//!   memory errors (they may crash the test process); the views of `warpsafe::global`
 //!   check every index. Accesses through raw pointers into shared memory
-//!   ([`SharedSlice::as_mut_ptr`](crate::shared::SharedSlice::as_mut_ptr)) are neither
+//!   (`warpsafe::shared::SharedSlice::as_mut_ptr`) are neither
 //!   bounds- nor race-checked.
 //!
 //! # Seeds
@@ -111,25 +111,19 @@
 //! collective just released), the other half uniformly from all runnable threads.
 
 mod block;
-mod device;
+pub mod device;
 mod engine;
 mod error;
 mod race;
 mod report;
 mod warp;
 
-pub(crate) use block::BarOp;
-pub(crate) use device::*;
-pub(crate) use engine::Order;
 pub use error::{Error, ErrorKind};
-pub(crate) use warp::{Op, Redux, Shfl, Vote};
 
 use core::ffi::c_void;
 
-pub use crate::arch::Dim3;
-use crate::kernel::UntypedKernel;
-
-pub use crate::kernel::LaunchConfig;
+use warpsafe_types::UntypedKernel;
+pub use warpsafe_types::{Dim3, LaunchConfig};
 
 /// A launch as the engine runs it: the shape in [`Dim3`]s, and whether it is cooperative.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,44 +1,49 @@
-//! What the host `arch` layer calls: the emulated thread's view of the machine. Every
-//! function here runs on an emulated thread's coroutine.
+//! The emulated thread's view of the machine: what a backend adapter (the host side of
+//! `warpsafe::arch`) calls, one function per hardware operation. Every function here runs
+//! on an emulated thread's coroutine, inside [`crate::launch`]; called anywhere else it
+//! panics.
 
 use core::ffi::CStr;
 use core::panic::Location;
 use std::format;
 use std::string::String;
 
-use super::block::{self, BarOp};
-use super::engine::{self, split, Order, Run};
-use super::warp::{self, Op};
+use super::block;
+pub use super::block::BarOp;
+pub use super::engine::Order;
+use super::engine::{self, split, Run};
+use super::warp;
+pub use super::warp::{Op, Redux, Shfl, Vote};
 use super::ErrorKind;
-use crate::arch::Dim3;
+use warpsafe_types::Dim3;
 
 /// `%tid`.
-pub(crate) fn thread_idx() -> Dim3 {
+pub fn thread_idx() -> Dim3 {
     engine::with(|state, t| state.thread(t).idx)
 }
 
 /// `%ntid`.
-pub(crate) fn block_dim() -> Dim3 {
+pub fn block_dim() -> Dim3 {
     engine::with(|state, _| state.config.block)
 }
 
 /// `%ctaid`.
-pub(crate) fn block_idx() -> Dim3 {
+pub fn block_idx() -> Dim3 {
     engine::with(|state, t| state.block(t).index)
 }
 
 /// `%nctaid`.
-pub(crate) fn grid_dim() -> Dim3 {
+pub fn grid_dim() -> Dim3 {
     engine::with(|state, _| state.config.grid)
 }
 
 /// `%laneid`.
-pub(crate) fn lane_id() -> u32 {
+pub fn lane_id() -> u32 {
     engine::with(|_, t| split(t).1 % 32)
 }
 
 /// A warp collective: waits for the lanes of `mask`, returns this lane's result.
-pub(crate) fn collective(
+pub fn collective(
     op: Op,
     mask: u32,
     b: u32,
@@ -53,7 +58,7 @@ pub(crate) fn collective(
 }
 
 /// `activemask`: the lanes of the warp at this same call when the scheduler resolves it.
-pub(crate) fn activemask(at: &'static Location<'static>) -> u32 {
+pub fn activemask(at: &'static Location<'static>) -> u32 {
     engine::wait_with(|state, t| {
         let site = state.site(t, at);
         let thread = state.thread_mut(t);
@@ -66,7 +71,7 @@ pub(crate) fn activemask(at: &'static Location<'static>) -> u32 {
 }
 
 /// A block barrier: `count` is `None` for the whole block; returns the reduction.
-pub(crate) fn barrier(
+pub fn barrier(
     id: u32,
     op: BarOp,
     count: Option<u32>,
@@ -82,7 +87,7 @@ pub(crate) fn barrier(
 /// An atomic, ordered or volatile access to `addr`: a switch point, then `access`, which
 /// returns its result, the value it read (or wrote, for a store) and whether it read
 /// and whether it changed memory.
-pub(crate) fn memory<R>(
+pub fn memory<R>(
     addr: usize,
     order: Order,
     at: &'static Location<'static>,
@@ -101,7 +106,7 @@ pub(crate) fn memory<R>(
 }
 
 /// A fence: a switch point, then `core::sync::atomic::fence` with `ordering`.
-pub(crate) fn fence(ordering: core::sync::atomic::Ordering, at: &'static Location<'static>) {
+pub fn fence(ordering: core::sync::atomic::Ordering, at: &'static Location<'static>) {
     engine::switch_point(at);
     core::sync::atomic::fence(ordering);
     engine::with(|state, t| {
@@ -113,12 +118,7 @@ pub(crate) fn fence(ordering: core::sync::atomic::Ordering, at: &'static Locatio
 }
 
 /// The calling block's copy of a static shared array, allocated on first use.
-pub(crate) fn shared_static(
-    key: usize,
-    bytes: usize,
-    align: usize,
-    label: impl FnOnce() -> String,
-) -> *mut u8 {
+pub fn shared_static(key: usize, bytes: usize, align: usize, label: impl FnOnce() -> String) -> *mut u8 {
     let outcome = engine::with(|state, t| state.block_mut(t).shared_static(key, bytes, align, label));
     match outcome {
         Ok(ptr) => ptr,
@@ -127,7 +127,7 @@ pub(crate) fn shared_static(
 }
 
 /// The calling block's dynamic shared memory and its size in bytes.
-pub(crate) fn shared_dynamic() -> (*mut u8, usize) {
+pub fn shared_dynamic() -> (*mut u8, usize) {
     let outcome = engine::with(|state, t| state.block_mut(t).shared_dynamic());
     match outcome {
         Ok(window) => window,
@@ -138,7 +138,7 @@ pub(crate) fn shared_dynamic() -> (*mut u8, usize) {
 /// A plain shared-memory access of `bytes` bytes at `addr`: a switch point and the race
 /// check; `access` then performs it and returns the bits it read or wrote (for the
 /// livelock check).
-pub(crate) fn shared_access<R>(
+pub fn shared_access<R>(
     addr: usize,
     bytes: usize,
     write: bool,
@@ -177,15 +177,15 @@ pub(crate) fn shared_access<R>(
 }
 
 /// A shared-memory index past the end of its array: ends the launch.
-pub(crate) fn index_out_of_bounds(
-    memory: crate::arch::Memory,
+pub fn index_out_of_bounds(
+    memory: warpsafe_types::Memory,
     index: usize,
     len: usize,
     at: &'static Location<'static>,
 ) -> ! {
     let (kind, what) = match memory {
-        crate::arch::Memory::Shared => (ErrorKind::SharedOutOfBounds, "a shared array"),
-        crate::arch::Memory::Global => (ErrorKind::GlobalOutOfBounds, "a global buffer"),
+        warpsafe_types::Memory::Shared => (ErrorKind::SharedOutOfBounds, "a shared array"),
+        warpsafe_types::Memory::Global => (ErrorKind::GlobalOutOfBounds, "a global buffer"),
     };
     let message = engine::with(|state, t| {
         let site = state.site(t, at);
@@ -195,7 +195,7 @@ pub(crate) fn index_out_of_bounds(
 }
 
 /// A kernel was entered with the wrong number of arguments.
-pub(crate) fn bad_arguments(expected: usize, got: usize) -> ! {
+pub fn bad_arguments(expected: usize, got: usize) -> ! {
     engine::abort_thread(
         ErrorKind::InvalidLaunch,
         format!("the kernel takes {expected} parameters but {got} arguments were passed"),
@@ -203,7 +203,7 @@ pub(crate) fn bad_arguments(expected: usize, got: usize) -> ! {
 }
 
 /// An atomic or volatile access at a misaligned address: the GPU faults.
-pub(crate) fn misaligned(addr: usize, bytes: usize, at: &'static Location<'static>) -> ! {
+pub fn misaligned(addr: usize, bytes: usize, at: &'static Location<'static>) -> ! {
     let message = engine::with(|state, t| {
         let site = state.site(t, at);
         format!("{} made a {bytes}-byte atomic or volatile access at {addr:#x}, which is not aligned to {bytes} bytes, {site}", state.who(t))
@@ -212,16 +212,16 @@ pub(crate) fn misaligned(addr: usize, bytes: usize, at: &'static Location<'stati
 }
 
 /// `trap`.
-pub(crate) fn trap(at: &'static Location<'static>) -> ! {
+pub fn trap(at: &'static Location<'static>) -> ! {
     engine::trap(at)
 }
 
 /// Opens a site (see `crate::arch::site`); returns whether it did.
-pub(crate) fn enter_site(via: &'static CStr, at: &'static Location<'static>) -> bool {
+pub fn enter_site(via: &'static CStr, at: &'static Location<'static>) -> bool {
     engine::enter_site(via, at)
 }
 
 /// Closes the site opened by `enter_site`.
-pub(crate) fn leave_site() {
+pub fn leave_site() {
     engine::leave_site()
 }

@@ -24,8 +24,8 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 use super::block::{self, Block};
 use super::warp;
 use super::{Error, ErrorKind, LaunchConfig, Options, Shape};
-use crate::arch::Dim3;
-use crate::kernel::UntypedKernel;
+use warpsafe_types::Dim3;
+use warpsafe_types::UntypedKernel;
 
 /// A thread of a resident block: its block's slot in the upper bits, its linear index in
 /// the block (below 1024) in the lower ten.
@@ -75,7 +75,7 @@ impl fmt::Display for Site {
 /// Memory-ordering strength of an access or fence, for the race check's
 /// synchronisation edges.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Order {
+pub enum Order {
     Relaxed,
     Acquire,
     Release,
@@ -692,8 +692,8 @@ mod tests {
     use core::ffi::c_void;
 
     use super::in_launch;
-    use crate::emu::{launch, LaunchConfig, Options};
-    use crate::kernel::UntypedKernel;
+    use crate::{launch, LaunchConfig, Options};
+    use warpsafe_types::UntypedKernel;
 
     std::thread_local! {
         /// Makes the scheduler loop panic, to test what a panic there leaves behind.

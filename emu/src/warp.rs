@@ -18,7 +18,7 @@ use super::ErrorKind;
 
 /// The four `shfl.sync` modes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Shfl {
+pub enum Shfl {
     Idx,
     Up,
     Down,
@@ -27,7 +27,7 @@ pub(crate) enum Shfl {
 
 /// The four `vote.sync` modes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Vote {
+pub enum Vote {
     Ballot,
     Any,
     All,
@@ -36,7 +36,7 @@ pub(crate) enum Vote {
 
 /// The `redux.sync` operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Redux {
+pub enum Redux {
     Add,
     MinU,
     MaxU,
@@ -49,7 +49,7 @@ pub(crate) enum Redux {
 
 /// A warp collective.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Op {
+pub enum Op {
     Shfl(Shfl),
     Vote(Vote),
     /// `match.any.sync`, 64-bit when `true`.

@@ -21,7 +21,7 @@ pub enum ErrorKind {
     BarrierMismatch,
     /// A shared-memory index past the end of its array.
     SharedOutOfBounds,
-    /// An index past the end of a global-memory view ([`crate::global`]).
+    /// An index past the end of a global-memory view (`warpsafe::global`).
     GlobalOutOfBounds,
     /// Two threads accessed one shared-memory location, at least one writing, without
     /// synchronisation between them.

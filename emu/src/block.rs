@@ -17,14 +17,14 @@ use super::race::Race;
 use super::warp::WarpState;
 use super::ErrorKind;
 use super::Shape;
-use crate::arch::Dim3;
+use warpsafe_types::Dim3;
 
 /// Barriers per block (`barrier.sync` ids 0 to 15).
 pub(crate) const BARRIERS: u32 = 16;
 
 /// The operation threads perform at a block barrier.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum BarOp {
+pub enum BarOp {
     /// `barrier.sync`.
     Sync,
     /// `barrier.red.popc.u32`.

@@ -23,13 +23,31 @@ pub enum ErrorKind {
     SharedOutOfBounds,
     /// An index past the end of a global-memory view (`warpsafe::global`).
     GlobalOutOfBounds,
-    /// Two threads accessed one shared-memory location, at least one writing, without
-    /// synchronisation between them.
+    /// Two threads accessed one shared- or global-memory location, at least one writing,
+    /// without a happens-before order between them (see the crate docs for the edges).
     DataRace,
     /// The kernel executed `trap`, panicked, or made an access the GPU faults on.
     Trap,
     /// A shuffle read from a lane outside its mask (the value would be undefined).
     ShuffleFromInactiveLane,
+    /// Threads spin forever: every thread that can run only re-reads locations that no
+    /// thread that can run will write.
+    Livelock,
+    /// An undefined value (shared or global memory read before any write, a shuffle from a
+    /// lane outside its mask) reached a use: a store, an atomic, or a collective's result.
+    UninitializedValue,
+    /// An emulated thread overflowed its stack (`Options::stack_bytes`, the emulator's
+    /// `cudaLimitStackSize`).
+    StackOverflow,
+    /// Lanes that reached the same `activemask` in the same divergent region were left out
+    /// of the mask a collective then used (the CUDA programming guide's `activemask`
+    /// pitfall).
+    ActiveMaskSplit,
+    /// A shuffle width that is not a power of two in `1..=32`.
+    InvalidShuffleWidth,
+    /// Blocks wait for each other (a grid barrier) in a launch that is not cooperative,
+    /// so the blocks they wait for may never be resident.
+    NotCooperative,
 }
 
 impl ErrorKind {
@@ -42,9 +60,15 @@ impl ErrorKind {
             ErrorKind::BarrierMismatch => "block barrier not reached by every thread",
             ErrorKind::SharedOutOfBounds => "shared-memory index out of bounds",
             ErrorKind::GlobalOutOfBounds => "global-memory index out of bounds",
-            ErrorKind::DataRace => "shared-memory data race",
+            ErrorKind::DataRace => "data race",
             ErrorKind::Trap => "trap",
             ErrorKind::ShuffleFromInactiveLane => "shuffle from a lane outside its mask",
+            ErrorKind::Livelock => "livelock",
+            ErrorKind::UninitializedValue => "use of an undefined value",
+            ErrorKind::StackOverflow => "thread stack overflow",
+            ErrorKind::ActiveMaskSplit => "activemask split a divergent region",
+            ErrorKind::InvalidShuffleWidth => "invalid shuffle width",
+            ErrorKind::NotCooperative => "grid-wide wait in a launch that is not cooperative",
         }
     }
 }

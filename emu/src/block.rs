@@ -220,6 +220,9 @@ impl State {
                 ));
             }
         }
+        if wait.count.is_none() {
+            self.whole_block_rule(t, &wait)?;
+        }
         let block = self.block(t);
         if let Some(&first) = block.barriers[wait.id as usize].arrived.first() {
             if let Run::Barrier(other) = block.threads[first as usize].run {
@@ -245,6 +248,52 @@ impl State {
         self.block_mut(t).barriers[wait.id as usize].arrived.push(linear);
         self.try_complete_barrier(slot, wait.id);
         Ok(())
+    }
+
+    /// CUDA's rule for a whole-block barrier (`__syncthreads`): every thread of the block
+    /// reaches it, at the same place. Thread `t` arriving at `wait` breaks it when threads
+    /// already wait at the same barrier from another call site (a barrier in each arm of a
+    /// branch, a `break` between two barriers), or when a thread of the block has exited
+    /// (a barrier after an early return; a barrier in a loop that some threads left
+    /// early). Threads that take part in every use always pass a barrier together, so a
+    /// loop whose trip count differs per thread shows up as one of those two cases when
+    /// the short threads leave the loop.
+    fn whole_block_rule(&self, t: Tid, wait: &Wait) -> Result<(), (ErrorKind, String)> {
+        let slot = split(t).0;
+        let block = self.block(t);
+        let waiting = &block.barriers[wait.id as usize].arrived;
+        let elsewhere: Vec<u32> = waiting
+            .iter()
+            .copied()
+            .filter(|&l| matches!(block.threads[l as usize].run, Run::Barrier(w) if !w.site.same_place(&wait.site)))
+            .collect();
+        if !elsewhere.is_empty() {
+            return Err((
+                ErrorKind::BarrierMismatch,
+                format!(
+                    "{} arrived at {} {}, while other threads wait at the same barrier from another place: {}. Every thread of the block must reach the same barrier (CUDA's `__syncthreads` rule); hint: move the barrier out of the branch or loop so that all threads reach it at one place",
+                    self.who(t),
+                    wait.describe(),
+                    wait.site,
+                    self.group_doing(slot, elsewhere.into_iter())
+                ),
+            ));
+        }
+        if self.options.exits_release_barriers || block.live == block.threads.len() as u32 {
+            return Ok(());
+        }
+        let exited =
+            (0..block.threads.len() as u32).filter(|&l| matches!(block.threads[l as usize].run, Run::Exited));
+        Err((
+            ErrorKind::BarrierMismatch,
+            format!(
+                "{} arrived at {} {}, but some threads of the block exited without reaching it: {}. Every thread of the block must reach each whole-block barrier (CUDA's `__syncthreads` rule; PTX would release it, see Options::exits_release_barriers); hint: return after the last barrier, not before it (guard the work, not the barrier)",
+                self.who(t),
+                wait.describe(),
+                wait.site,
+                self.group_doing(slot, exited)
+            ),
+        ))
     }
 
     /// Completes barrier `id` of the block in `slot` if enough threads are there.
@@ -280,9 +329,37 @@ impl State {
         self.progress();
     }
 
-    /// After thread `t` exited: whole-block barriers of its block may now be complete.
+    /// After thread `t` exited: under CUDA's rule (the default) a whole-block barrier that
+    /// threads of its block wait at can never be reached by all of them, which is the
+    /// launch's error; under PTX's rule (`Options::exits_release_barriers`) the barrier may
+    /// now be complete.
     pub fn barriers_after_exit(&mut self, t: Tid) {
         let slot = split(t).0;
+        if !self.options.exits_release_barriers {
+            let block = self.block(t);
+            let waiting = block.barriers.iter().find_map(|b| {
+                let &first = b.arrived.first()?;
+                match block.threads[first as usize].run {
+                    Run::Barrier(w) if w.count.is_none() => Some((w, b.arrived.clone())),
+                    _ => None,
+                }
+            });
+            if let Some((wait, arrived)) = waiting {
+                let exited = match self.thread(t).last {
+                    Some(site) => format!("its last switch point was {site}"),
+                    None => String::from("it reached no collective, barrier or memory operation"),
+                };
+                let message = format!(
+                    "{} exited ({exited}) while threads of its block wait at {} {}: {}. Every thread of the block must reach each whole-block barrier (CUDA's `__syncthreads` rule; PTX would release it, see Options::exits_release_barriers); hint: return after the last barrier, not before it (guard the work, not the barrier)",
+                    self.who(t),
+                    wait.describe(),
+                    wait.site,
+                    self.group_doing(slot, arrived.into_iter())
+                );
+                self.fail(ErrorKind::BarrierMismatch, message);
+                return;
+            }
+        }
         for id in 0..BARRIERS {
             self.try_complete_barrier(slot, id);
         }

@@ -96,7 +96,7 @@ pub fn memory<R>(
     engine::switch_point(at);
     let (result, seen, read, wrote) = access();
     engine::with(|state, t| {
-        state.note_access(t, addr, seen, wrote);
+        state.note_access(t, addr, seen, wrote, true);
         let linear = split(t).1;
         if let Some(race) = state.block_mut(t).race.as_mut() {
             race.atomic(linear, addr, order, read, wrote);
@@ -172,7 +172,7 @@ pub fn shared_access<R>(
         engine::abort_thread(ErrorKind::DataRace, message);
     }
     let (result, bits) = access();
-    engine::with(|state, t| state.note_access(t, addr, bits, write));
+    engine::with(|state, t| state.note_access(t, addr, bits, write, false));
     result
 }
 
@@ -192,6 +192,38 @@ pub fn index_out_of_bounds(
         format!("{} accessed index {index} of {what} of length {len} {site}", state.who(t))
     });
     engine::abort_thread(kind, message)
+}
+
+/// A shuffle with a width that is not a power of two in `1..=32`: ends the launch.
+pub fn invalid_shuffle_width(width: u32, at: &'static Location<'static>) -> ! {
+    let message = engine::with(|state, t| {
+        let site = state.site(t, at);
+        format!(
+            "{} shuffled with width {width} {site}: the width must be a power of two in 1..=32 (PTX leaves the source lane unspecified otherwise); hint: pass the segment size, e.g. 16 for half-warp segments",
+            state.who(t)
+        )
+    });
+    engine::abort_thread(ErrorKind::InvalidShuffleWidth, message)
+}
+
+/// A grid-wide wait (a grid barrier) at `at`: ends the launch with
+/// [`ErrorKind::NotCooperative`] when the launch is not cooperative, since blocks that
+/// wait for the whole grid keep the blocks that are not resident yet from ever starting.
+pub fn requires_cooperative_launch(at: &'static Location<'static>) {
+    let problem = engine::with(|state, t| {
+        (!state.config.cooperative).then(|| {
+            let site = state.site(t, at);
+            format!(
+                "{} waits for the whole grid {site}, but the launch is not cooperative: its {} blocks are not guaranteed to be resident at once (the emulator keeps {} resident, Options::max_resident_blocks), so blocks that wait can keep the others from starting; hint: launch it with `launch_cooperative`, with a grid that fits (`Device::max_cooperative_blocks`)",
+                state.who(t),
+                state.grid_blocks(),
+                state.options.max_resident_blocks
+            )
+        })
+    });
+    if let Some(message) = problem {
+        engine::abort_thread(ErrorKind::NotCooperative, message);
+    }
 }
 
 /// A kernel was entered with the wrong number of arguments.

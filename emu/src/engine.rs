@@ -119,9 +119,21 @@ pub(crate) struct Thread {
     pub last: Option<Site>,
     /// Address and value of its last load, to tell a spin from progress.
     last_load: (usize, u64),
+    /// The polls (atomic, volatile or ordered loads: address and value) it made in the
+    /// epoch `polls_epoch`.
+    polls: Vec<(usize, u64)>,
+    polls_epoch: u64,
+    /// The epoch in which it was seen spinning: it re-read a location and got the value
+    /// it had read there before in the same epoch, or met a spinning lane at a collective.
+    pub spinning_epoch: u64,
 }
 
 impl Thread {
+    /// Address and value of its last load.
+    pub fn last_load(&self) -> (usize, u64) {
+        self.last_load
+    }
+
     pub fn new(idx: Dim3) -> Thread {
         Thread {
             idx,
@@ -131,6 +143,9 @@ impl Thread {
             site: None,
             last: None,
             last_load: (0, 0),
+            polls: Vec::new(),
+            polls_epoch: 0,
+            spinning_epoch: 0,
         }
     }
 }
@@ -164,8 +179,12 @@ pub(crate) struct State {
     grid_blocks: u64,
     pub runnable: Vec<Tid>,
     pub error: Option<Error>,
-    /// Switch points since the last progress.
+    /// Switch points since the last progress (a memory change, a new value read, a
+    /// completed collective or barrier, a thread that finished or started).
     idle: u64,
+    /// Counts memory changes, completed barriers, finished and started threads: a thread
+    /// that reads the same value at the same address twice in one epoch is spinning.
+    pub epoch: u64,
 }
 
 impl State {
@@ -203,9 +222,40 @@ impl State {
         }
     }
 
+    /// Blocks in the grid.
+    pub fn grid_blocks(&self) -> u64 {
+        self.grid_blocks
+    }
+
+    /// Blocks of the grid that have not started yet (waiting for a resident slot).
+    pub fn blocks_not_started(&self) -> u64 {
+        self.grid_blocks - self.next_block
+    }
+
     /// Something changed that may let a spinning thread go on.
     pub fn progress(&mut self) {
         self.idle = 0;
+        self.epoch += 1;
+    }
+
+    /// A collective completed: the lanes moved on (for the step budget), though memory did
+    /// not change (a warp may vote in a spin loop). Lanes that met a spinning lane there
+    /// spin with it.
+    pub fn collective_done(&mut self, members: impl Iterator<Item = Tid> + Clone) {
+        self.idle = 0;
+        let epoch = self.epoch;
+        if members.clone().any(|m| self.thread(m).spinning_epoch == epoch) {
+            for m in members {
+                self.thread_mut(m).spinning_epoch = epoch;
+            }
+        }
+    }
+
+    /// Whether every runnable thread is spinning in the current epoch: none can make
+    /// progress, since nothing they read can change until one of them writes.
+    fn all_spinning(&self) -> bool {
+        !self.runnable.is_empty()
+            && self.runnable.iter().all(|&t| self.thread(t).spinning_epoch == self.epoch)
     }
 
     /// Makes thread `t` runnable.
@@ -251,8 +301,11 @@ impl State {
             return None;
         }
         self.idle += 1;
-        if self.idle > self.options.livelock_steps {
-            let (kind, message) = self.livelock_report();
+        // The exact check is a scan of the runnable threads: made only once nothing has
+        // changed for a while, and then every SPIN_CHECK steps.
+        let spin = self.idle >= SPIN_CHECK && self.idle.is_multiple_of(SPIN_CHECK) && self.all_spinning();
+        if spin || self.idle > self.options.livelock_steps {
+            let (kind, message) = self.livelock_report(spin, self.idle);
             self.fail(kind, message);
             return None;
         }
@@ -294,14 +347,31 @@ impl State {
         None
     }
 
-    /// Notes a switch point's memory access for the livelock check: a write, or a read
-    /// of a value the thread had not seen at that address, is progress.
-    pub fn note_access(&mut self, t: Tid, addr: usize, seen: u64, wrote: bool) {
+    /// Notes a switch point's memory access for the livelock check: a write that changes
+    /// memory is progress; a read of a value the thread had not just seen at that address
+    /// resets the step budget; a poll (`poll`: an atomic, volatile or ordered load) that
+    /// returns what an earlier poll of the same address returned in this epoch marks the
+    /// thread spinning.
+    pub fn note_access(&mut self, t: Tid, addr: usize, seen: u64, wrote: bool, poll: bool) {
+        let epoch = self.epoch;
         let thread = self.thread_mut(t);
         let fresh = thread.last_load != (addr, seen);
         thread.last_load = (addr, seen);
-        if wrote || fresh {
+        if poll && !wrote {
+            if thread.polls_epoch != epoch {
+                thread.polls.clear();
+                thread.polls_epoch = epoch;
+            }
+            if thread.polls.contains(&(addr, seen)) {
+                thread.spinning_epoch = epoch;
+            } else if thread.polls.len() < POLLS_KEPT {
+                thread.polls.push((addr, seen));
+            }
+        }
+        if wrote {
             self.progress();
+        } else if fresh {
+            self.idle = 0;
         }
     }
 }
@@ -333,6 +403,13 @@ thread_local! {
 /// How many of the most recently runnable threads the biased half of the picks chooses
 /// from (one warp's worth).
 const RECENT: usize = 32;
+
+/// After this many steps without progress, and every this many steps after that, the
+/// scheduler checks whether every runnable thread is spinning.
+const SPIN_CHECK: u64 = 4096;
+
+/// Distinct polls remembered per thread and epoch (a spin loop polls one or two flags).
+const POLLS_KEPT: usize = 8;
 
 /// At most this many stacks are kept for reuse per OS thread (each is a mapping with a
 /// guard page, two of the kernel's memory mappings).
@@ -472,6 +549,7 @@ pub(crate) unsafe fn run(
             runnable: Vec::new(),
             error: None,
             idle: 0,
+            epoch: 1,
         }),
         current: Cell::new(0),
         kernel,

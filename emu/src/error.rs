@@ -88,6 +88,12 @@ impl Error {
         Error { kind, seed, kernel, message }
     }
 
+    /// The same error with `note` appended to its details.
+    pub(crate) fn with_note(mut self, note: String) -> Error {
+        self.message = std::format!("{}; {note}", self.message);
+        self
+    }
+
     /// Which rule the launch broke.
     pub fn kind(&self) -> ErrorKind {
         self.kind

@@ -107,6 +107,14 @@ impl State {
             Run::Warp(w) => format!("waiting at {} {}", w.describe(), w.site),
             Run::Barrier(b) => format!("waiting at {} {}", b.describe(), b.site),
             Run::ActiveMask(site) => format!("at activemask {site}"),
+            Run::Ready if thread.spinning_epoch == self.epoch => match thread.last {
+                Some(site) => format!(
+                    "spinning (last read {:#x}, value {:#x}, {site})",
+                    thread.last_load().0,
+                    thread.last_load().1
+                ),
+                None => String::from("spinning"),
+            },
             Run::Ready => match thread.last {
                 Some(site) => format!("running (last switch point {site})"),
                 None => String::from("not started"),
@@ -191,8 +199,11 @@ impl State {
         None
     }
 
-    /// No thread made progress for `livelock_steps` switch points.
-    pub fn livelock_report(&self) -> (ErrorKind, String) {
+    /// Every runnable thread spins (`exact`), or nothing progressed for `steps` switch
+    /// points (the step budget): names the threads and what they poll, and the likely
+    /// cause (a grid-wide wait in a launch that is not cooperative, a barrier waiting for
+    /// the spinning threads).
+    pub fn livelock_report(&self, exact: bool, steps: u64) -> (ErrorKind, String) {
         let mut spinning = Vec::new();
         for (slot, block) in self.slots.iter().enumerate() {
             let Some(block) = block else { continue };
@@ -210,14 +221,37 @@ impl State {
                 ));
             }
         }
-        let head = format!(
-            "no thread made progress in {} switch points (no write, no new value read, no thread finished): the runnable threads spin forever: {}",
-            self.options.livelock_steps,
-            spinning.join("; ")
-        );
+        let head = if exact {
+            format!(
+                "every thread that can run spins: each re-read a location and got the value it had read there before, or waits on a lane that does, and none of them writes anything that could end the spin (checked after {steps} switch points without progress): {}",
+                spinning.join("; ")
+            )
+        } else {
+            format!(
+                "no thread made progress in {steps} switch points (no memory changed, no new value read, no collective or barrier completed, no thread finished or started), the step budget; if the kernel is merely long, raise Options::livelock_steps (now {}): {}",
+                self.options.livelock_steps,
+                spinning.join("; ")
+            )
+        };
+        if let Some(note) = self.not_cooperative_note() {
+            return (ErrorKind::NotCooperative, format!("{head}. {note}"));
+        }
         match self.barrier_report() {
             Some(report) => (ErrorKind::BarrierMismatch, format!("{head}. {report}")),
-            None => (ErrorKind::Deadlock, head),
+            None => (ErrorKind::Livelock, head),
         }
+    }
+
+    /// When blocks of a launch that is not cooperative have not started: the note that
+    /// blocks waiting for the whole grid keep them from ever starting.
+    pub fn not_cooperative_note(&self) -> Option<String> {
+        let waiting = self.blocks_not_started();
+        (!self.config.cooperative && waiting > 0).then(|| {
+            format!(
+                "{waiting} of the grid's {} blocks have not started: the launch is not cooperative and the emulator keeps only {} blocks resident at once (Options::max_resident_blocks), so blocks that wait for the whole grid (a grid barrier) keep the others from ever starting; hint: launch it with `launch_cooperative`, with a grid that fits",
+                self.grid_blocks(),
+                self.options.max_resident_blocks
+            )
+        })
     }
 }

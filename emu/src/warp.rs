@@ -364,6 +364,7 @@ impl State {
             self.thread_mut(o).result = results[l as usize];
             self.wake(o);
         }
+        self.collective_done(members.iter().map(|&l| tid(slot, base + l)));
         Ok(())
     }
 

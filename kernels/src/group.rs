@@ -133,13 +133,7 @@ struct MisuseArgs {
 #[cold]
 #[inline(never)]
 fn report_missing_lanes(collective: &CStr, mask: u32, present: u32, at: &Location<'_>) -> ! {
-    // `Location::file` is not NUL-terminated: copy it, keeping the end of a long path.
-    let mut file = [0u8; 160];
-    let name = at.file().as_bytes();
-    let keep = name.len().min(file.len() - 1);
-    for (to, from) in file.iter_mut().zip(&name[name.len() - keep..]) {
-        *to = *from;
-    }
+    let file = arch::c_file_name(at);
     let block = thread::block_idx();
     let args = MisuseArgs {
         collective: collective.as_ptr().cast(),

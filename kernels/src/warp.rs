@@ -38,7 +38,11 @@
 //! # Widths (segments)
 //!
 //! `width` splits the warp into `32 / width` segments of `width` consecutive lanes. It must
-//! be a power of two in `1..=32`. The shuffle's `c` operand is
+//! be a power of two in `1..=32`, and this is checked on both backends: any other width
+//! prints `warpsafe: shuffle width W is not a power of two in 1..=32, at FILE:LINE: ...`
+//! and traps on the GPU, and ends an emulated launch with
+//! `ErrorKind::InvalidShuffleWidth`; a constant width costs nothing (the check folds
+//! away). The shuffle's `c` operand is
 //! `((32 - width) << 8) | clamp`, with clamp 31 for `idx`, `down` and `bfly` and 0 for
 //! `up`, as in CUDA's `__shfl_*_sync`. With `s` the first lane of the caller's segment:
 //! - `idx` reads lane `s + src_lane % width`;
@@ -65,9 +69,15 @@ const CLAMP_HIGH: u32 = 31;
 const CLAMP_LOW: u32 = 0;
 
 /// The shuffle's `c` operand for segments of `width` lanes: the segment mask
-/// `32 - width` in bits 8-12 and `clamp` in bits 0-4.
+/// `32 - width` in bits 8-12 and `clamp` in bits 0-4. A width that is not a power of two
+/// in `1..=32` traps with a message on the GPU (the emulator reports
+/// `ErrorKind::InvalidShuffleWidth`); for a constant width the check folds away.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 fn shuffle_c(width: u32, clamp: u32) -> u32 {
+    if !(width.is_power_of_two() && width <= arch::WARP_SIZE) {
+        arch::invalid_shuffle_width(width, Location::caller());
+    }
     (arch::WARP_SIZE.wrapping_sub(width) << 8) | clamp
 }
 
@@ -102,8 +112,8 @@ fn shuffle_words<T: bytemuck::Pod>(value: T, mut shuffle: impl FnMut(u32) -> (u3
 /// # Safety
 /// The calling lane is in `mask`; every lane of `mask` reaches this shuffle with the same
 /// `mask` and `width` and none has exited. The source lane must be in `mask`, or the
-/// result is undefined. `width` is a power of two in `1..=32` (otherwise the source lane
-/// is unspecified).
+/// result is undefined. (`width` must be a power of two in `1..=32`; any other width
+/// traps, see the module docs.)
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn shfl_idx_sync<T: bytemuck::Pod>(mask: u32, value: T, src_lane: u32, width: u32) -> T {

@@ -6,7 +6,7 @@ mod emu_support;
 
 use emu_support::{arg, launch, launch_with};
 use emu_test_kernels::correct;
-use warpsafe::emu::{for_each_seed, LaunchConfig};
+use warpsafe::emu::{for_each_seed, for_each_seed_with, ErrorKind, LaunchConfig, Options};
 
 const SEEDS: core::ops::Range<u64> = 0..12;
 
@@ -125,8 +125,11 @@ fn block_and_named_barriers() {
 }
 
 #[test]
-fn barrier_after_early_exits() {
-    for_each_seed(SEEDS, |options| {
+fn barrier_after_early_exits_under_ptx_rule() {
+    // PTX releases a whole-block barrier that only exited threads hold up; the emulator
+    // follows it when asked to.
+    let base = Options { exits_release_barriers: true, ..Options::default() };
+    for_each_seed_with(SEEDS, &base, |options| {
         let mut out = vec![u32::MAX; 2 * 64];
         let (mut p, mut live) = (out.as_mut_ptr(), 40u32);
         launch(&correct::barrier_after_early_exit, 2, 64, &[arg(&mut p), arg(&mut live)], options)?;
@@ -137,6 +140,23 @@ fn barrier_after_early_exits() {
         Ok(())
     })
     .unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn barrier_after_early_exits_breaks_cuda_rule() {
+    // By default the emulator applies CUDA C++'s `__syncthreads` rule: under every seed
+    // the early return is reported, naming the exited threads and the barrier.
+    let err = for_each_seed(SEEDS, |options| {
+        let mut out = vec![u32::MAX; 2 * 64];
+        let (mut p, mut live) = (out.as_mut_ptr(), 40u32);
+        launch(&correct::barrier_after_early_exit, 2, 64, &[arg(&mut p), arg(&mut live)], options)
+    })
+    .expect_err("reported");
+    assert_eq!(err.kind(), ErrorKind::BarrierMismatch, "{err}");
+    let m = err.to_string();
+    for part in ["exited", "barrier.sync 0", "correct.rs:", "__syncthreads", "failed under 12 of 12 seeds"] {
+        assert!(m.contains(part), "`{part}` missing from: {m}");
+    }
 }
 
 #[test]

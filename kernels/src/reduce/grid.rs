@@ -615,9 +615,13 @@ impl GridBarrier<'_> {
     ///   number of times, and none has exited.
     /// - All blocks of the grid are resident at once (a cooperative launch within the
     ///   occupancy limit); otherwise blocks that wait keep the others from starting, a
-    ///   deadlock.
+    ///   deadlock. The CPU emulator checks this one: a `sync` in a launch that is not
+    ///   cooperative ends it with `ErrorKind::NotCooperative` (the GPU has no register
+    ///   that tells a cooperative launch, so there it is the caller's to keep).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn sync(&self) {
+        arch::requires_cooperative_launch(core::panic::Location::caller());
         // SAFETY: every thread of the block calls this (contract).
         unsafe { barrier::sync() };
         if is_block_leader() {

@@ -180,3 +180,18 @@ pub fn index_out_of_bounds(
 ) -> ! {
     emu::index_out_of_bounds(memory, index, len, at)
 }
+
+/// A shuffle width that is not a power of two in `1..=32`: ends the launch with
+/// `warpsafe_emu::ErrorKind::InvalidShuffleWidth`.
+#[cold]
+#[inline(never)]
+pub fn invalid_shuffle_width(width: u32, at: &'static Location<'static>) -> ! {
+    emu::invalid_shuffle_width(width, at)
+}
+
+/// A grid-wide wait (`reduce::grid::GridBarrier::sync`): ends the launch with
+/// `warpsafe_emu::ErrorKind::NotCooperative` unless it is cooperative.
+#[inline]
+pub fn requires_cooperative_launch(at: &'static Location<'static>) {
+    emu::requires_cooperative_launch(at)
+}

@@ -148,12 +148,7 @@ pub fn index_out_of_bounds(
     len: usize,
     at: &core::panic::Location<'_>,
 ) -> ! {
-    let mut file = [0u8; 160];
-    let name = at.file().as_bytes();
-    let keep = name.len().min(file.len() - 1);
-    for (to, from) in file.iter_mut().zip(&name[name.len() - keep..]) {
-        *to = *from;
-    }
+    let file = crate::arch::c_file_name(at);
     let (block, thread) = (super::block_idx(), super::thread_idx());
     let memory = match memory {
         crate::arch::Memory::Shared => c"shared-memory",
@@ -178,3 +173,44 @@ pub fn index_out_of_bounds(
     }
     super::trap()
 }
+
+/// The arguments of the shuffle-width message, laid out as CUDA's `vprintf` reads them.
+#[repr(C)]
+struct ShuffleWidthArgs {
+    width: u32,
+    file: *const u8,
+    line: u32,
+    block: [u32; 3],
+    thread: [u32; 3],
+}
+
+/// Prints `warpsafe: shuffle width W is not a power of two in 1..=32, at FILE:LINE: block
+/// (x, y, z), thread (x, y, z)` and executes `trap`: `shfl.sync` with such a width reads
+/// an unspecified lane.
+#[cold]
+#[inline(never)]
+pub fn invalid_shuffle_width(width: u32, at: &core::panic::Location<'_>) -> ! {
+    let file = crate::arch::c_file_name(at);
+    let (block, thread) = (super::block_idx(), super::thread_idx());
+    let args = ShuffleWidthArgs {
+        width,
+        file: file.as_ptr(),
+        line: at.line(),
+        block: [block.x, block.y, block.z],
+        thread: [thread.x, thread.y, thread.z],
+    };
+    // SAFETY: the format's conversions match ShuffleWidthArgs field by field (a u32, a
+    // string pointer, seven u32s); repr(C) aligns each to its size.
+    unsafe {
+        super::vprintf(
+            c"warpsafe: shuffle width %u is not a power of two in 1..=32, at %s:%u: block (%u, %u, %u), thread (%u, %u, %u)\n",
+            (&args as *const ShuffleWidthArgs).cast(),
+        );
+    }
+    super::trap()
+}
+
+/// Nothing on the GPU: no special register tells whether the launch is cooperative (the
+/// emulator checks it; see `reduce::grid::GridBarrier::sync`).
+#[inline(always)]
+pub fn requires_cooperative_launch(_at: &core::panic::Location<'_>) {}

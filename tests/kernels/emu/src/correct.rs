@@ -354,8 +354,10 @@ warpsafe::kernel! {
     }
 
     /// Threads past `live` return at once; the others exchange values through shared
-    /// memory across a block barrier, which the exited threads no longer hold up (Volta
-    /// semantics): `out[t] = live - 1 - t` for `t < live`. Blocks of 64.
+    /// memory across a block barrier, which the exited threads no longer hold up under
+    /// PTX's rule for `exit` (correct PTX, but CUDA C++'s `__syncthreads` rule forbids
+    /// it: the emulator reports it unless `Options::exits_release_barriers` is set):
+    /// `out[t] = live - 1 - t` for `t < live`. Blocks of 64.
     ///
     /// # Safety
     /// `out` holds 64 elements per block; `live <= 64`.

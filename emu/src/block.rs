@@ -14,6 +14,7 @@ use std::vec::Vec;
 
 use super::engine::{split, tid, Run, Site, State, Thread, Tid};
 use super::race::Race;
+use super::undefined;
 use super::warp::WarpState;
 use super::ErrorKind;
 use super::Shape;
@@ -79,19 +80,22 @@ pub(crate) struct Allocation {
     layout: Layout,
     /// How the messages name it: "`NAME` (declared at file:line)".
     pub label: String,
+    /// One bit per byte: written by some thread of the block.
+    written: Vec<u64>,
 }
 
 impl Allocation {
-    fn new(key: usize, bytes: usize, align: usize, label: String, poison: u8) -> Result<Allocation, String> {
+    fn new(key: usize, bytes: usize, align: usize, label: String) -> Result<Allocation, String> {
         let layout = Layout::from_size_align(bytes.max(1), align)
             .map_err(|_| format!("shared memory of {bytes} bytes aligned to {align}: not a valid layout"))?;
         // SAFETY: the layout has a non-zero size.
         let ptr = NonNull::new(unsafe { std::alloc::alloc(layout) })
             .ok_or_else(|| format!("cannot allocate {bytes} bytes of shared memory"))?;
-        // SAFETY: `ptr` holds `layout.size()` writable bytes. Shared memory starts with
-        // whatever the previous block left: a garbage pattern, never zeros to rely on.
-        unsafe { ptr.as_ptr().write_bytes(poison, layout.size()) };
-        Ok(Allocation { key, ptr, layout, label })
+        // SAFETY: `ptr` holds `layout.size()` writable bytes, not yet shared with anyone.
+        // Shared memory starts with whatever the previous block left: here the poison
+        // word, so that a use of a slot nobody wrote is reported.
+        undefined::fill(unsafe { core::slice::from_raw_parts_mut(ptr.as_ptr(), layout.size()) });
+        Ok(Allocation { key, ptr, layout, label, written: std::vec![0; layout.size().div_ceil(64)] })
     }
 
     pub fn contains(&self, addr: usize) -> bool {
@@ -101,6 +105,19 @@ impl Allocation {
 
     pub fn offset(&self, addr: usize) -> usize {
         addr - self.ptr.as_ptr() as usize
+    }
+
+    /// Marks `bytes` bytes from `offset` written.
+    pub fn mark_written(&mut self, offset: usize, bytes: usize) {
+        for b in offset..(offset + bytes).min(self.layout.size()) {
+            self.written[b / 64] |= 1 << (b % 64);
+        }
+    }
+
+    /// The first of `bytes` bytes from `offset` that no thread wrote, if any.
+    pub fn first_unwritten(&self, offset: usize, bytes: usize) -> Option<usize> {
+        (offset..(offset + bytes).min(self.layout.size()))
+            .find(|&b| self.written[b / 64] & (1 << (b % 64)) == 0)
     }
 }
 
@@ -124,11 +141,10 @@ pub(crate) struct Block {
     dynamic: Option<Allocation>,
     dynamic_bytes: usize,
     pub race: Option<Race>,
-    poison: u8,
 }
 
 impl Block {
-    pub fn new(index: Dim3, config: Shape, poison_seed: u64, races: bool) -> Block {
+    pub fn new(index: Dim3, config: Shape, races: bool) -> Block {
         let b = config.block;
         let n = b.x * b.y * b.z;
         let threads = (0..n)
@@ -136,8 +152,6 @@ impl Block {
                 Thread::new(Dim3 { x: linear % b.x, y: linear / b.x % b.y, z: linear / (b.x * b.y) })
             })
             .collect();
-        // Any byte but 0: a kernel that reads shared memory it never wrote sees garbage.
-        let poison = (poison_seed as u8) | 0x81;
         Block {
             index,
             threads,
@@ -148,7 +162,6 @@ impl Block {
             dynamic: None,
             dynamic_bytes: config.dynamic_shared_bytes as usize,
             race: races.then(|| Race::new(n as usize)),
-            poison,
         }
     }
 
@@ -168,7 +181,7 @@ impl Block {
         if let Some(a) = self.shared.iter().find(|a| a.key == key) {
             return Ok(a.ptr.as_ptr());
         }
-        let a = Allocation::new(key, bytes, align, label(), self.poison)?;
+        let a = Allocation::new(key, bytes, align, label())?;
         let ptr = a.ptr.as_ptr();
         self.shared.push(a);
         Ok(ptr)
@@ -181,7 +194,7 @@ impl Block {
         }
         if self.dynamic.is_none() {
             let label = String::from("dynamic shared memory");
-            self.dynamic = Some(Allocation::new(1, self.dynamic_bytes, 16, label, self.poison)?);
+            self.dynamic = Some(Allocation::new(1, self.dynamic_bytes, 16, label)?);
         }
         match &self.dynamic {
             Some(a) => Ok((a.ptr.as_ptr(), self.dynamic_bytes)),
@@ -192,6 +205,11 @@ impl Block {
     /// The shared allocation holding `addr`, if any.
     pub fn allocation_of(&self, addr: usize) -> Option<&Allocation> {
         self.shared.iter().chain(self.dynamic.iter()).find(|a| a.contains(addr))
+    }
+
+    /// The shared allocation holding `addr`, if any, to mark what is written.
+    pub fn allocation_of_mut(&mut self, addr: usize) -> Option<&mut Allocation> {
+        self.shared.iter_mut().chain(self.dynamic.iter_mut()).find(|a| a.contains(addr))
     }
 }
 

@@ -135,16 +135,18 @@ pub fn shared_dynamic() -> (*mut u8, usize) {
     }
 }
 
-/// A plain shared-memory access of `bytes` bytes at `addr`: a switch point and the race
-/// check; `access` then performs it and returns the bits it read or wrote (for the
-/// livelock check).
+/// A plain shared-memory access of `bytes` bytes at `addr`, a write of `stored` when it
+/// is `Some`: a switch point, the race check, and the undefined-value checks (a store of
+/// an undefined value is reported; a read of bytes no thread wrote produces one); `access`
+/// then performs it.
 pub fn shared_access<R>(
     addr: usize,
     bytes: usize,
-    write: bool,
+    stored: Option<&[u8]>,
     at: &'static Location<'static>,
-    access: impl FnOnce() -> (R, u64),
+    access: impl FnOnce() -> R,
 ) -> R {
+    let write = stored.is_some();
     engine::switch_point(at);
     let race = engine::with(|state, t| {
         let site = state.site(t, at);
@@ -171,9 +173,62 @@ pub fn shared_access<R>(
         });
         engine::abort_thread(ErrorKind::DataRace, message);
     }
-    let (result, bits) = access();
-    engine::with(|state, t| state.note_access(t, addr, bits, write, false));
+    if let Some(value) = stored {
+        let checked = engine::with(|state, t| {
+            state.check_defined(t, value, || {
+                format!("stores to {} {}", shared_element(state, t, addr, bytes), state.site(t, at))
+            })
+        });
+        if let Err((kind, message)) = checked {
+            engine::abort_thread(kind, message);
+        }
+    }
+    let result = access();
+    let unwritten = engine::with(|state, t| {
+        state.note_access(t, addr, 0, write, false);
+        let allocation = state.block_mut(t).allocation_of_mut(addr)?;
+        let offset = allocation.offset(addr);
+        if write {
+            allocation.mark_written(offset, bytes);
+            return None;
+        }
+        allocation.first_unwritten(offset, bytes)?;
+        let what = format!(
+            "{} read {} {} before any thread of the block wrote it",
+            state.who(t),
+            shared_element(state, t, addr, bytes),
+            state.site(t, at)
+        );
+        if state.options.undefined_at_source {
+            return Some(what);
+        }
+        state.undefined_produced(t, what);
+        None
+    });
+    if let Some(message) = unwritten {
+        engine::abort_thread(ErrorKind::UninitializedValue, message);
+    }
     result
+}
+
+/// A store of `value` (through a typed global view, or an atomic's, volatile or ordered
+/// store's operand): ends the launch when it carries an undefined value (see
+/// [`crate::POISON`]).
+pub fn check_stored(value: &[u8], at: &'static Location<'static>) {
+    let checked =
+        engine::with(|state, t| state.check_defined(t, value, || format!("stores {}", state.site(t, at))));
+    if let Err((kind, message)) = checked {
+        engine::abort_thread(kind, message);
+    }
+}
+
+/// "element 7 of `SLOTS` (declared at file:line)": the shared element of `bytes` bytes at
+/// `addr` in thread `t`'s block.
+fn shared_element(state: &engine::State, t: engine::Tid, addr: usize, bytes: usize) -> String {
+    match state.block(t).allocation_of(addr) {
+        Some(a) => format!("element {} of {}", a.offset(addr) / bytes.max(1), a.label),
+        None => format!("shared address {addr:#x}"),
+    }
 }
 
 /// A shared-memory index past the end of its array: ends the launch.
@@ -249,8 +304,9 @@ pub fn trap(at: &'static Location<'static>) -> ! {
 }
 
 /// Opens a site (see `crate::arch::site`); returns whether it did.
-pub fn enter_site(via: &'static CStr, at: &'static Location<'static>) -> bool {
-    engine::enter_site(via, at)
+/// `checked`: a group collective whose presence check the GPU makes with `activemask`.
+pub fn enter_site(via: &'static CStr, at: &'static Location<'static>, checked: bool) -> bool {
+    engine::enter_site(via, at, checked)
 }
 
 /// Closes the site opened by `enter_site`.

@@ -22,6 +22,7 @@ use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
 use super::block::{self, Block};
+use super::undefined::Undefined;
 use super::warp;
 use super::{Error, ErrorKind, LaunchConfig, Options, Shape};
 use warpsafe_types::Dim3;
@@ -47,6 +48,9 @@ pub(crate) fn split(t: Tid) -> (usize, u32) {
 pub(crate) struct Site {
     pub at: &'static Location<'static>,
     pub via: Option<&'static CStr>,
+    /// A checked group collective: its lanes must all reach it at this place (the GPU's
+    /// `activemask` test).
+    pub group_checked: bool,
 }
 
 impl Site {
@@ -182,6 +186,8 @@ pub(crate) struct State {
     /// Switch points since the last progress (a memory change, a new value read, a
     /// completed collective or barrier, a thread that finished or started).
     idle: u64,
+    /// The undefined values the launch produced.
+    pub undefined: Undefined,
     /// Counts memory changes, completed barriers, finished and started threads: a thread
     /// that reads the same value at the same address twice in one epoch is spinning.
     pub epoch: u64,
@@ -212,7 +218,7 @@ impl State {
 
     /// The site of a call made at `at` by thread `t`: its open site, if any, else `at`.
     pub fn site(&self, t: Tid, at: &'static Location<'static>) -> Site {
-        self.thread(t).site.unwrap_or(Site { at, via: None })
+        self.thread(t).site.unwrap_or(Site { at, via: None, group_checked: false })
     }
 
     /// Records the launch's first error.
@@ -277,7 +283,7 @@ impl State {
             y: (linear / g.x as u64 % g.y as u64) as u32,
             z: (linear / (g.x as u64 * g.y as u64)) as u32,
         };
-        let block = Block::new(index, self.config, self.options.seed ^ linear, self.options.check_races);
+        let block = Block::new(index, self.config, self.options.check_races);
         let threads = block.threads.len() as u32;
         self.slots[slot] = Some(block);
         for linear in 0..threads {
@@ -482,14 +488,14 @@ pub(crate) fn wait_with(
 }
 
 /// Opens a site for thread `t` if none is open; returns whether it did.
-pub(crate) fn enter_site(via: &'static CStr, at: &'static Location<'static>) -> bool {
+pub(crate) fn enter_site(via: &'static CStr, at: &'static Location<'static>, checked: bool) -> bool {
     if !in_launch() {
         return false;
     }
     with(|state, t| {
         let thread = state.thread_mut(t);
         if thread.site.is_none() {
-            thread.site = Some(Site { at, via: Some(via) });
+            thread.site = Some(Site { at, via: Some(via), group_checked: checked });
             true
         } else {
             false
@@ -549,6 +555,7 @@ pub(crate) unsafe fn run(
             runnable: Vec::new(),
             error: None,
             idle: 0,
+            undefined: Undefined::default(),
             epoch: 1,
         }),
         current: Cell::new(0),
@@ -692,7 +699,8 @@ fn thread_main(engine: *const Engine, t: Tid, yielder: &Yielder<(), ()>) {
             let message = PANIC.with(|p| p.borrow_mut().take()).unwrap_or_else(|| payload_text(&*payload));
             let mut state = engine.state.borrow_mut();
             let who = state.who(t);
-            state.fail(ErrorKind::Trap, format!("{who} panicked at {message}"));
+            let note = state.undefined_note(t).map(|n| format!(". {n}")).unwrap_or_default();
+            state.fail(ErrorKind::Trap, format!("{who} panicked at {message}{note}"));
         }
     }
 }

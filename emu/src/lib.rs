@@ -116,9 +116,11 @@ mod engine;
 mod error;
 mod race;
 mod report;
+mod undefined;
 mod warp;
 
 pub use error::{Error, ErrorKind};
+pub use undefined::POISON;
 
 use core::ffi::c_void;
 
@@ -172,6 +174,12 @@ pub struct Options {
     /// [`ErrorKind::BarrierMismatch`], the usual bug behind it being reads of the slots
     /// that the exited threads never wrote.
     pub exits_release_barriers: bool,
+    /// Report an undefined value where it is produced (a read of shared memory that no
+    /// thread wrote, as [`ErrorKind::UninitializedValue`]; a shuffle from a lane outside
+    /// its mask, as [`ErrorKind::ShuffleFromInactiveLane`]), like compute-sanitizer's
+    /// initcheck, instead of where it is used (the default: a store or a computing
+    /// collective of a value that carries the poison word, see [`POISON`]).
+    pub undefined_at_source: bool,
     /// Bytes of stack for each emulated thread (kernel code built without optimisation
     /// needs more than on the GPU). Every live thread has its own stack, mapped with a
     /// guard page: a launch keeps `max_resident_blocks` times the block size of them.
@@ -197,6 +205,7 @@ impl Default for Options {
             check_races: true,
             livelock_steps: 100_000_000,
             exits_release_barriers: false,
+            undefined_at_source: false,
             stack_bytes: 256 * 1024,
         }
     }

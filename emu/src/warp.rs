@@ -14,6 +14,7 @@ use std::vec::Vec;
 
 use super::engine::{split, tid, Run, Site, State, Tid};
 use super::report::{hex, lanes};
+use super::undefined::POISON;
 use super::ErrorKind;
 
 /// The four `shfl.sync` modes.
@@ -160,7 +161,33 @@ pub(crate) fn shuffle_source(mode: Shfl, lane: u32, b: u32, c: u32) -> (u32, boo
 pub(crate) struct WarpState {
     pub exited: u32,
     waits: Vec<(Op, u32, u32, u32)>,
+    /// Per `activemask` call site: how often each lane resolved it, and the mask it got
+    /// last (lanes with the same count are in the same dynamic instance of the call).
+    activemasks: Vec<ActiveMaskSite>,
+    /// Shuffles that read a lane outside a mask from `activemask`, before that lane
+    /// reached the same `activemask` instance (if it does, the instance was split).
+    suspects: Vec<Suspect>,
 }
+
+/// One `activemask` call site of a warp.
+struct ActiveMaskSite {
+    site: Site,
+    visits: [u32; 32],
+    given: [u32; 32],
+}
+
+/// A shuffle by lane `reader` over the mask that `activemask` call `site` gave it in its
+/// `instance`-th call, which read lane `source` outside that mask.
+struct Suspect {
+    site: usize,
+    instance: u32,
+    reader: u32,
+    source: u32,
+    shuffle: Wait,
+}
+
+/// How many suspect shuffles a warp keeps.
+const SUSPECTS_KEPT: usize = 64;
 
 impl WarpState {
     /// The lanes waiting at the instance `wait` belongs to.
@@ -218,6 +245,10 @@ impl State {
         }
         let state = &block.warps[warp as usize];
         let exited = wait.mask & state.exited;
+        if exited != 0 && wait.site.group_checked {
+            let detail = format!("{} of the group exited", lanes(exited));
+            return Err(self.group_not_present(t, &wait, wait.mask & !exited, detail));
+        }
         if exited != 0 {
             return Err((
                 ErrorKind::Deadlock,
@@ -240,6 +271,10 @@ impl State {
             let Run::Warp(theirs) = self.thread(tid(slot, base + other)).run else {
                 unreachable!("a lane listed as waiting waits")
             };
+            if wait.site.group_checked {
+                let detail = format!("lane {other} waits at {} {}", theirs.describe(), theirs.site);
+                return Err(self.group_not_present(t, &wait, wait.mask & !(1 << other), detail));
+            }
             return Err((
                 ErrorKind::MismatchedCollective,
                 format!(
@@ -270,6 +305,24 @@ impl State {
     fn complete_warp(&mut self, t: Tid, wait: Wait) -> Result<(), (ErrorKind, String)> {
         let (slot, linear) = split(t);
         let base = linear / 32 * 32;
+        if wait.site.group_checked {
+            let here = (0..32)
+                .filter(|&l| wait.mask & (1 << l) != 0)
+                .filter(|&l| matches!(self.block(t).threads[(base + l) as usize].run, Run::Warp(w) if w.site.same_place(&wait.site)))
+                .fold(0u32, |m, l| m | 1 << l);
+            if here != wait.mask {
+                let elsewhere = self.group_doing(
+                    slot,
+                    (0..32).filter(|&l| wait.mask & !here & (1 << l) != 0).map(|l| base + l),
+                );
+                return Err(self.group_not_present(
+                    t,
+                    &wait,
+                    here,
+                    format!("the other lanes of the group reach it from elsewhere: {elsewhere}"),
+                ));
+            }
+        }
         let mut members = [0u32; 32];
         let count = (0..32).filter(|l| wait.mask & (1 << l) != 0).fold(0, |n, l| {
             members[n] = l;
@@ -284,24 +337,44 @@ impl State {
                 operands[l as usize] = w.b;
             }
         }
+        if matches!(wait.op, Op::Redux(_) | Op::MatchAny(_) | Op::MatchAll(_)) {
+            for &l in members {
+                let value = values[l as usize];
+                let words = if matches!(wait.op, Op::MatchAny(true) | Op::MatchAll(true)) { 8 } else { 4 };
+                let user = tid(slot, base + l);
+                self.check_defined(user, &value.to_le_bytes()[..words], || {
+                    format!("passes to {} {}", wait.describe(), wait.site)
+                })?;
+            }
+        }
         let mut results = [(0u64, true); 32];
         match wait.op {
             Op::Shfl(mode) => {
                 for &l in members {
                     let (source, in_range) = shuffle_source(mode, l, operands[l as usize], wait.c);
-                    if wait.mask & (1 << source) == 0 {
-                        let who = self.who(tid(slot, base + l));
+                    if wait.mask & (1 << source) != 0 {
+                        results[l as usize] = (values[source as usize], in_range);
+                        continue;
+                    }
+                    self.check_activemask_split(t, l, source, &wait)?;
+                    let reader = tid(slot, base + l);
+                    let what = format!(
+                        "{}, in {} {}, read lane {source} (operand b = {}), which is not in the mask",
+                        self.who(reader),
+                        wait.describe(),
+                        wait.site,
+                        operands[l as usize]
+                    );
+                    if self.options.undefined_at_source {
                         return Err((
                             ErrorKind::ShuffleFromInactiveLane,
-                            format!(
-                                "{who}, in {} {}, reads lane {source} (operand b = {}), which is not in the mask: the value would be undefined",
-                                wait.describe(),
-                                wait.site,
-                                operands[l as usize]
-                            ),
+                            format!("{what}: the value is undefined"),
                         ));
                     }
-                    results[l as usize] = (values[source as usize], in_range);
+                    // PTX leaves only this lane's result undefined: it gets the poison word,
+                    // reported if it is used (stored, or reduced) rather than dropped.
+                    self.undefined_produced(reader, what);
+                    results[l as usize] = (u64::from(POISON), in_range);
                 }
             }
             Op::Vote(vote) => {
@@ -386,6 +459,105 @@ impl State {
                 thread.result = (mask as u64, true);
             }
         }
+        let warp = &mut block.warps[(linear / 32) as usize];
+        let index = match warp.activemasks.iter().position(|a| a.site.same_place(&site)) {
+            Some(i) => i,
+            None => {
+                warp.activemasks.push(ActiveMaskSite { site, visits: [0; 32], given: [0; 32] });
+                warp.activemasks.len() - 1
+            }
+        };
+        let record = &mut warp.activemasks[index];
+        let mut split = None;
+        for l in (0..n).filter(|l| mask & (1 << l) != 0) {
+            record.visits[l as usize] += 1;
+            record.given[l as usize] = mask;
+            let instance = record.visits[l as usize];
+            if let Some(s) =
+                warp.suspects.iter().find(|s| s.site == index && s.source == l && s.instance == instance)
+            {
+                split = Some((s.reader, s.source, s.shuffle, record.given[s.reader as usize], mask));
+            }
+        }
+        if let Some((reader, source, shuffle, theirs, ours)) = split {
+            let message = self.split_report(t, site, reader, source, &shuffle, theirs, ours);
+            self.fail(ErrorKind::ActiveMaskSplit, message);
+        }
+    }
+
+    /// A shuffle `wait` by lane `reader` of `t`'s warp read lane `source` outside its mask:
+    /// when the mask came from an `activemask` call that `source` also reached in the same
+    /// instance (now, or later: then it is reported when `source` gets there), the call
+    /// split the lanes of one divergent region.
+    fn check_activemask_split(
+        &mut self,
+        t: Tid,
+        reader: u32,
+        source: u32,
+        wait: &Wait,
+    ) -> Result<(), (ErrorKind, String)> {
+        let (slot, linear) = split(t);
+        let warp = &self.block(t).warps[(linear / 32) as usize];
+        let from = warp
+            .activemasks
+            .iter()
+            .enumerate()
+            .find(|(_, a)| a.visits[reader as usize] > 0 && a.given[reader as usize] == wait.mask);
+        let Some((index, record)) = from else { return Ok(()) };
+        let instance = record.visits[reader as usize];
+        if record.visits[source as usize] >= instance {
+            let (site, theirs) = (record.site, record.given[source as usize]);
+            let at = tid(slot, linear / 32 * 32 + reader);
+            return Err((
+                ErrorKind::ActiveMaskSplit,
+                self.split_report(at, site, reader, source, wait, wait.mask, theirs),
+            ));
+        }
+        let warp = &mut self.block_mut(t).warps[(linear / 32) as usize];
+        if warp.suspects.len() < SUSPECTS_KEPT {
+            warp.suspects.push(Suspect { site: index, instance, reader, source, shuffle: *wait });
+        }
+        Ok(())
+    }
+
+    /// The message of an `activemask` split.
+    #[allow(clippy::too_many_arguments)]
+    fn split_report(
+        &self,
+        t: Tid,
+        site: Site,
+        reader: u32,
+        source: u32,
+        shuffle: &Wait,
+        readers: u32,
+        sources: u32,
+    ) -> String {
+        format!(
+            "in {}, `activemask` {site} gave lane {reader} the mask {} and lane {source} the mask {} in the same call of the same divergent region, and lane {reader} then used its mask in {} {}, reading lane {source}, which it leaves out: `activemask` returns the lanes converged at that moment, not the lanes that took the branch. Hint: compute the mask before the branch with a ballot (`warp::ballot_sync(FULL_MASK, condition)`), or use a group",
+            self.warp_name(t),
+            hex(readers),
+            hex(sources),
+            shuffle.describe(),
+            shuffle.site
+        )
+    }
+
+    /// The GPU's error for a checked group collective whose lanes are not all present at
+    /// one place (`warpsafe::group`: the `activemask` test traps with these words), with
+    /// the emulator's `detail`.
+    fn group_not_present(&self, t: Tid, wait: &Wait, present: u32, detail: String) -> (ErrorKind, String) {
+        let via = wait.site.via.map(|v| v.to_string_lossy().into_owned()).unwrap_or_default();
+        (
+            ErrorKind::Trap,
+            format!(
+                "warpsafe: {via} on a group whose lanes are not all present, at {}:{}: {}: group mask {}, lanes present {} (the GPU's presence check traps here too); {detail}",
+                wait.site.at.file(),
+                wait.site.at.line(),
+                self.who(t),
+                hex(wait.mask),
+                hex(present)
+            ),
+        )
     }
 
     /// Lane `t` exited: a lane of its warp waiting at a collective whose mask names it
@@ -398,6 +570,16 @@ impl State {
         let Some(waiting) = state.waiting_for(lane) else { return };
         let o = tid(slot, base + waiting);
         let Run::Warp(w) = self.thread(o).run else { unreachable!("a lane listed as waiting waits") };
+        if w.site.group_checked {
+            let (kind, message) = self.group_not_present(
+                o,
+                &w,
+                w.mask & !(1 << lane),
+                format!("lane {lane} of the group exited"),
+            );
+            self.fail(kind, message);
+            return;
+        }
         let message = format!(
             "{} waits at {} {}, but lane {lane} of the mask exited ({}): the collective can never complete",
             self.who(o),

@@ -252,6 +252,7 @@ impl<T: Pod, I: thread::OwnedIndex> DisjointSlice<T, I> {
         if i >= self.len {
             out_of_bounds(i, self.len);
         }
+        arch::global_store(bytemuck::bytes_of(&value), Location::caller());
         // SAFETY: i < len; only the calling thread owns element i (an OwnedIndex), so no
         // other thread accesses it.
         unsafe { self.ptr.add(i).write(value) }
@@ -275,7 +276,9 @@ impl<T: Pod, I: thread::OwnedIndex> DisjointSlice<T, I> {
     /// # Safety
     /// `index < self.len()`.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn write_unchecked(&self, index: I, value: T) {
+        arch::global_store(bytemuck::bytes_of(&value), Location::caller());
         // SAFETY: in bounds by the caller's promise; owned by the caller (as for `write`).
         unsafe { self.ptr.add(index.index()).write(value) }
     }

@@ -114,7 +114,11 @@ fn check_present<G: sealed::Sealed>(mask: u32, collective: &'static CStr) -> arc
             report_missing_lanes(collective, mask, present, Location::caller());
         }
     }
-    arch::site(collective, Location::caller())
+    if G::CHECKED {
+        arch::checked_site(collective, Location::caller())
+    } else {
+        arch::site(collective, Location::caller())
+    }
 }
 
 /// The arguments of the misuse message, laid out as CUDA's `vprintf` reads them.

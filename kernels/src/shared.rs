@@ -11,8 +11,10 @@
 //! and, past the end, reports the source location, block, thread, index and length, then
 //! traps (on the CPU emulator the launch fails with the same facts). The only way around
 //! the check is the explicit `unsafe` [`SharedSlice::read_unchecked`] /
-//! [`SharedSlice::write_unchecked`]. Elements are `bytemuck::AnyBitPattern`, so reading
-//! one that no thread wrote yet gives garbage, never an invalid value.
+//! [`SharedSlice::write_unchecked`]. Elements are `bytemuck::Pod`, so reading one that no
+//! thread wrote yet gives garbage, never an invalid value, and every byte a thread writes
+//! is a value (no padding), which the CPU emulator inspects to report a use of an
+//! undefined value.
 //!
 //! What needs no `unsafe`, because the API itself rules the race out:
 //! - a thread's own slot of a static array, [`SharedArray::write_own`] /
@@ -50,7 +52,7 @@
 use core::marker::PhantomData;
 use core::panic::Location;
 
-use bytemuck::AnyBitPattern;
+use bytemuck::Pod;
 
 use crate::arch::{self, Memory};
 use crate::atomic::{Atomic, Block};
@@ -65,7 +67,7 @@ use crate::thread;
 pub unsafe trait SharedStorage {
     /// The element type: any bit pattern is a valid value, since shared memory starts
     /// with whatever the last block left there.
-    type Elem: AnyBitPattern;
+    type Elem: Pod;
     /// Number of elements.
     const LEN: usize;
     /// The calling block's first element.
@@ -184,7 +186,7 @@ impl<T> Clone for SharedSlice<T> {
 
 impl<T> Copy for SharedSlice<T> {}
 
-impl<T: Copy> SharedSlice<T> {
+impl<T: Pod> SharedSlice<T> {
     /// Number of elements.
     #[inline(always)]
     pub fn len(&self) -> usize {
@@ -238,7 +240,7 @@ impl<T: Copy> SharedSlice<T> {
     }
 }
 
-impl<T: Copy> SharedSlice<T> {
+impl<T: Pod> SharedSlice<T> {
     /// Reads element `index` without the bounds check.
     ///
     /// # Safety
@@ -266,7 +268,7 @@ impl<T: Copy> SharedSlice<T> {
 /// launch's `shared_mem_bytes` holds. The window starts 16-byte aligned, so `T` may
 /// need at most 16-byte alignment (checked at compile time).
 #[inline(always)]
-pub fn dynamic<T: bytemuck::Pod>() -> SharedSlice<T> {
+pub fn dynamic<T: Pod>() -> SharedSlice<T> {
     const { assert!(core::mem::align_of::<T>() <= 16, "dynamic shared memory is 16-byte aligned") };
     let (base, bytes) = arch::dynamic_shared();
     SharedSlice { base: base.cast(), len: bytes / core::mem::size_of::<T>().max(1) }
@@ -283,8 +285,9 @@ pub fn dynamic<T: bytemuck::Pod>() -> SharedSlice<T> {
 /// ```
 ///
 /// The name becomes a [`SharedArray`]; a module of the same name holds its storage type.
-/// The element type must be `bytemuck::AnyBitPattern` (shared memory starts as garbage,
-/// so a `bool` or a reference does not compile); the length must be positive.
+/// The element type must be `bytemuck::Pod` (shared memory starts as garbage, so a `bool`
+/// or a reference does not compile, and a stored element has no padding bytes); the
+/// length must be positive.
 #[macro_export]
 macro_rules! shared {
     ($(#[$attr:meta])* $vis:vis static $name:ident : [$elem:ty; $len:expr];) => {

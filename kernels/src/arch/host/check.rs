@@ -26,7 +26,15 @@ pub struct Site {
 /// Opens a [`Site`] unless one is open already.
 #[inline]
 pub fn site(collective: &'static CStr, at: &'static Location<'static>) -> Site {
-    Site { opened: emu::enter_site(collective, at) }
+    Site { opened: emu::enter_site(collective, at, false) }
+}
+
+/// Opens a [`Site`] for a group collective whose presence check the GPU makes with
+/// `activemask`: the emulator reports, as the GPU's trap does, lanes of the group that
+/// reach the collective from different places or not at all.
+#[inline]
+pub fn checked_site(collective: &'static CStr, at: &'static Location<'static>) -> Site {
+    Site { opened: emu::enter_site(collective, at, true) }
 }
 
 impl Drop for Site {

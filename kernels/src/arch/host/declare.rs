@@ -138,32 +138,33 @@ pub fn dynamic_shared() -> (*mut u8, usize) {
     emu::shared_dynamic()
 }
 
-/// Reads element `*ptr` of a shared array: a switch point, and the race check.
+/// Reads element `*ptr` of a shared array: a switch point, the race check, and the
+/// undefined-value check (a read of bytes no thread of the block wrote).
 ///
 /// # Safety
 /// `ptr` is valid for reads.
 #[inline]
 #[track_caller]
-pub unsafe fn shared_read<T: Copy>(ptr: *const T) -> T {
+pub unsafe fn shared_read<T: bytemuck::Pod>(ptr: *const T) -> T {
     let bytes = core::mem::size_of::<T>();
-    emu::shared_access(ptr as usize, bytes, false, Location::caller(), || {
+    emu::shared_access(ptr as usize, bytes, None, Location::caller(), || {
         // SAFETY: forwarded from the caller.
-        (unsafe { ptr.read() }, 0)
+        unsafe { ptr.read() }
     })
 }
 
-/// Writes element `*ptr` of a shared array: a switch point, and the race check.
+/// Writes element `*ptr` of a shared array: a switch point, the race check, and the
+/// undefined-value check (storing a value that carries the poison word).
 ///
 /// # Safety
 /// `ptr` is valid for writes.
 #[inline]
 #[track_caller]
-pub unsafe fn shared_write<T: Copy>(ptr: *mut T, value: T) {
+pub unsafe fn shared_write<T: bytemuck::Pod>(ptr: *mut T, value: T) {
     let bytes = core::mem::size_of::<T>();
-    emu::shared_access(ptr as usize, bytes, true, Location::caller(), || {
+    emu::shared_access(ptr as usize, bytes, Some(bytemuck::bytes_of(&value)), Location::caller(), || {
         // SAFETY: forwarded from the caller.
-        unsafe { ptr.write(value) };
-        ((), 0)
+        unsafe { ptr.write(value) }
     })
 }
 
@@ -194,4 +195,11 @@ pub fn invalid_shuffle_width(width: u32, at: &'static Location<'static>) -> ! {
 #[inline]
 pub fn requires_cooperative_launch(at: &'static Location<'static>) {
     emu::requires_cooperative_launch(at)
+}
+
+/// A store of `value` to global memory through a typed view: ends the launch with
+/// `warpsafe_emu::ErrorKind::UninitializedValue` when it carries an undefined value.
+#[inline]
+pub fn global_store(value: &[u8], at: &'static Location<'static>) {
+    emu::check_stored(value, at)
 }

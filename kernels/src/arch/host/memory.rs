@@ -83,6 +83,15 @@ fn aligned<T>(ptr: *const T) -> usize {
     addr
 }
 
+/// The value an atomic or a store writes: the emulator reports it if it carries an
+/// undefined value.
+#[inline]
+#[track_caller]
+fn operand<T: Word>(value: T) {
+    let bits = value.to_bits().to_le_bytes();
+    emu::check_stored(&bits[..core::mem::size_of::<T>()], Location::caller());
+}
+
 /// Atomically replaces `*ptr` with `update(*ptr)` and returns the old value.
 ///
 /// # Safety
@@ -130,6 +139,7 @@ macro_rules! atom_fns {
         #[track_caller]
         pub unsafe fn $name(scope: Scope, sem: RmwSem, ptr: *mut $t, value: $t) -> $t {
             let _ = scope;
+            operand(value);
             // SAFETY: forwarded from the caller.
             unsafe { rmw(ptr, sem, |$old: $t| { let $v = value; $new }) }
         }
@@ -140,6 +150,7 @@ macro_rules! atom_fns {
         #[track_caller]
         pub unsafe fn $red(scope: Scope, sem: StoreSem, ptr: *mut $t, value: $t) {
             let _ = scope;
+            operand(value);
             // SAFETY: forwarded from the caller.
             unsafe { rmw(ptr, store_sem(sem), |$old: $t| { let $v = value; $new }) };
         }
@@ -178,6 +189,7 @@ macro_rules! exch_cas_fns {
         #[track_caller]
         pub unsafe fn $exch(scope: Scope, sem: RmwSem, ptr: *mut $t, value: $t) -> $t {
             let _ = scope;
+            operand(value);
             // SAFETY: forwarded from the caller.
             unsafe { rmw(ptr, sem, |_| value) }
         }
@@ -188,6 +200,7 @@ macro_rules! exch_cas_fns {
         #[track_caller]
         pub unsafe fn $cas(scope: Scope, sem: RmwSem, ptr: *mut $t, expected: $t, new: $t) -> $t {
             let _ = scope;
+            operand(new);
             // SAFETY: forwarded from the caller.
             unsafe { rmw(ptr, sem, |old| if old == expected { new } else { old }) }
         }
@@ -225,6 +238,7 @@ macro_rules! ld_st_fns {
         #[track_caller]
         pub unsafe fn $st(scope: Scope, sem: StoreSem, ptr: *mut $t, value: $t) {
             let _ = scope;
+            operand(value);
             let addr = aligned(ptr);
             let (ordering, order) = match sem {
                 StoreSem::Relaxed => (Ordering::Relaxed, Order::Relaxed),
@@ -264,6 +278,7 @@ macro_rules! volatile_fns {
         #[inline]
         #[track_caller]
         pub unsafe fn $st(ptr: *mut $t, value: $t) {
+            operand(value);
             let addr = aligned(ptr);
             emu::memory(addr, Order::Relaxed, Location::caller(), || {
                 // SAFETY: forwarded from the caller.

@@ -25,3 +25,10 @@ pub fn site(collective: &'static CStr, at: &'static Location<'static>) -> Site {
     let _ = (collective, at);
     Site
 }
+
+/// Starts a [`Site`] for a group collective whose lanes the group checks with
+/// [`lanes_present`] (a no-op on the GPU, where that check is the `activemask` test).
+#[inline(always)]
+pub fn checked_site(collective: &'static CStr, at: &'static Location<'static>) -> Site {
+    site(collective, at)
+}

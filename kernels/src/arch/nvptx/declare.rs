@@ -112,7 +112,7 @@ pub fn dynamic_shared() -> (*mut u8, usize) {
 /// # Safety
 /// `ptr` is valid for reads and the read does not race with a write by another thread.
 #[inline(always)]
-pub unsafe fn shared_read<T: Copy>(ptr: *const T) -> T {
+pub unsafe fn shared_read<T: bytemuck::Pod>(ptr: *const T) -> T {
     // SAFETY: forwarded from the caller.
     unsafe { ptr.read() }
 }
@@ -122,7 +122,7 @@ pub unsafe fn shared_read<T: Copy>(ptr: *const T) -> T {
 /// # Safety
 /// `ptr` is valid for writes and the write does not race with another thread's access.
 #[inline(always)]
-pub unsafe fn shared_write<T: Copy>(ptr: *mut T, value: T) {
+pub unsafe fn shared_write<T: bytemuck::Pod>(ptr: *mut T, value: T) {
     // SAFETY: forwarded from the caller.
     unsafe { ptr.write(value) }
 }
@@ -214,3 +214,8 @@ pub fn invalid_shuffle_width(width: u32, at: &core::panic::Location<'_>) -> ! {
 /// emulator checks it; see `reduce::grid::GridBarrier::sync`).
 #[inline(always)]
 pub fn requires_cooperative_launch(_at: &core::panic::Location<'_>) {}
+
+/// Nothing on the GPU: a store to global memory through a typed view (the emulator checks
+/// that the value is not an undefined one).
+#[inline(always)]
+pub fn global_store(_value: &[u8], _at: &core::panic::Location<'_>) {}

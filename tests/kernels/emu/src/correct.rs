@@ -6,6 +6,7 @@ use warpsafe::atomic::{
     load_volatile, store_volatile, AcqRel, Acquire, BlockAtomicU32, DeviceAtomicF32, DeviceAtomicF64,
     DeviceAtomicI32, DeviceAtomicU32, DeviceAtomicU64, Relaxed, Release,
 };
+use warpsafe::global::{DisjointSlice, Slice};
 use warpsafe::group::{Coalesced, Group, Warp};
 use warpsafe::op::Sum;
 use warpsafe::{barrier, fence, shared, thread, warp};
@@ -375,6 +376,76 @@ warpsafe::kernel! {
             barrier::sync();
             let mirrored = VALUES.read((live - 1 - tid) as usize);
             *out.add(thread::global_index_x() as usize) = mirrored;
+        }
+    }
+
+    /// The CUDA programming guide's partial-warp reduction: the first `n` lanes shuffle
+    /// down over their own mask and add what they read only when the source lane is below
+    /// `n`, so the undefined values read from lanes outside the mask are dropped.
+    /// `out[0]` gets the sum of `data[..n]`. One warp.
+    ///
+    /// # Safety
+    /// `1 <= n <= 32`.
+    pub unsafe fn guide_partial_reduction(data: Slice<f32>, n: u32, out: DisjointSlice<f32>) {
+        let lane = warp::lane_id();
+        if lane >= n {
+            return;
+        }
+        let mask = if n == 32 { FULL_MASK } else { (1u32 << n) - 1 };
+        let mut v = data[lane as usize];
+        let mut offset = 16;
+        while offset > 0 {
+            // SAFETY: every lane of `mask` (the first n) reaches each shuffle.
+            let other = unsafe { warp::shfl_down_sync(mask, v, offset, 32) };
+            if lane + offset < n {
+                v += other;
+            }
+            offset /= 2;
+        }
+        if lane == 0 {
+            if let Some(i) = out.get(thread::index()) {
+                out.write(i, v);
+            }
+        }
+    }
+
+    /// The correct twin of `misuse::partial_sum_without_identity`: lanes past `n` fill
+    /// their slot with 0, the identity of the sum.
+    ///
+    /// # Safety
+    /// `n <= 32`.
+    pub unsafe fn partial_sum_with_identity(data: Slice<f32>, n: u32, out: DisjointSlice<f32>) {
+        shared! {
+            static SLOTS: [f32; 32];
+        }
+        let lane = warp::lane_id();
+        // SAFETY: own slot before the barrier, any slot after it; every thread reaches it.
+        unsafe {
+            SLOTS.write(lane as usize, if lane < n { data[lane as usize] } else { 0.0 });
+            barrier::sync();
+        }
+        if lane == 0 {
+            let mut sum = 0.0;
+            for i in 0..32 {
+                // SAFETY: after the barrier.
+                sum += unsafe { SLOTS.read(i) };
+            }
+            if let Some(i) = out.get(thread::index()) {
+                out.write(i, sum);
+            }
+        }
+    }
+
+    /// A long compute-heavy kernel: each thread makes `rounds` warp reductions and writes
+    /// nothing until the end: `out[t] = sum over r of (32 r + 496)`.
+    pub fn many_reductions(rounds: u32, out: DisjointSlice<u32>) {
+        let w = Warp::this();
+        let mut total = 0u32;
+        for r in 0..rounds {
+            total = total.wrapping_add(w.reduce(r + warp::lane_id(), Sum));
+        }
+        if let Some(i) = out.get(thread::index()) {
+            out.write(i, total);
         }
     }
 }

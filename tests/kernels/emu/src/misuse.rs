@@ -4,8 +4,10 @@
 
 use warpsafe::arch::FULL_MASK;
 use warpsafe::atomic::{load_volatile, store_volatile};
+use warpsafe::global::{DisjointSlice, Slice};
 use warpsafe::group::{Group, Warp};
 use warpsafe::op::Sum;
+use warpsafe::reduce::grid::GridBarrier;
 use warpsafe::{arch, barrier, shared, thread, warp};
 
 /// Writes `value` at `out[global thread index]`.
@@ -295,6 +297,111 @@ warpsafe::kernel! {
             let next = SLOTS.read((tid + 1) % 64);
             SLOTS.write(tid, next);
             put(out, next);
+        }
+    }
+
+    /// Bug: a block barrier in each arm of a branch on the thread index (two barriers,
+    /// each reached by half the block). Blocks of 64.
+    ///
+    /// # Safety
+    /// `out` holds one element per thread.
+    pub unsafe fn barrier_in_branch(out: *mut u32) {
+        let t = thread::linear_thread_idx();
+        // SAFETY: none: the planted bug.
+        unsafe {
+            if t < 32 {
+                barrier::sync();
+            } else {
+                barrier::sync();
+            }
+            put(out, t);
+        }
+    }
+
+    /// Bug: a barrier in a loop whose trip count differs per thread (`t % 3 + 1`): the
+    /// threads that leave first exit while the others wait. Blocks of 64.
+    ///
+    /// # Safety
+    /// `out` holds one element per thread.
+    pub unsafe fn barrier_in_divergent_loop(out: *mut u32) {
+        let t = thread::linear_thread_idx();
+        for _ in 0..t % 3 + 1 {
+            // SAFETY: none: the planted bug.
+            unsafe { barrier::sync() };
+        }
+        // SAFETY: in range.
+        unsafe { put(out, t) };
+    }
+
+    /// Bug: a shuffle of width 24, which is not a power of two.
+    ///
+    /// # Safety
+    /// `out` holds one element per thread.
+    pub unsafe fn bad_shuffle_width(out: *mut u32) {
+        let lane = warp::lane_id();
+        // SAFETY: the whole warp shuffles; the width is the planted bug.
+        unsafe { put(out, warp::shfl_idx_sync(FULL_MASK, lane, 0, 24)) };
+    }
+
+    /// Bug: a grid barrier in a launch that is not cooperative.
+    ///
+    /// # Safety
+    /// `word` is a zeroed `u32`; every thread calls the barrier.
+    pub unsafe fn grid_barrier_not_cooperative(word: *mut u32) {
+        // SAFETY: valid zeroed word; the launch mode is the planted bug.
+        unsafe { GridBarrier::from_ptr(word).sync() };
+    }
+
+    /// Bug: a partial warp reduced through shared memory without an identity fill: the
+    /// first `n` lanes write their slot, then lane 0 sums all 32 slots. One warp;
+    /// `out[0]` gets the sum.
+    ///
+    /// # Safety
+    /// `n <= 32`.
+    pub unsafe fn partial_sum_without_identity(data: Slice<f32>, n: u32, out: DisjointSlice<f32>) {
+        shared! {
+            static SLOTS: [f32; 32];
+        }
+        let lane = warp::lane_id();
+        // SAFETY: own slot before the barrier, any slot after it; every thread reaches it.
+        unsafe {
+            if lane < n {
+                SLOTS.write(lane as usize, data[lane as usize]);
+            }
+            barrier::sync();
+        }
+        if lane == 0 {
+            let mut sum = 0.0;
+            for i in 0..32 {
+                // SAFETY: after the barrier; the slots past `n` are the planted bug.
+                sum += unsafe { SLOTS.read(i) };
+            }
+            if let Some(i) = out.get(thread::index()) {
+                out.write(i, sum);
+            }
+        }
+    }
+
+    /// Bug: lanes 0-15 shuffle over mask `0xffff` from lanes 16-31, outside it, and store
+    /// what they read. One warp.
+    pub unsafe fn shuffle_outside_mask_stored(out: DisjointSlice<u32>) {
+        let lane = warp::lane_id();
+        if lane < 16 {
+            // SAFETY: none: the planted bug.
+            let v = unsafe { warp::shfl_idx_sync(0xffff, lane, lane + 16, 32) };
+            if let Some(i) = out.get(thread::index()) {
+                out.write(i, v);
+            }
+        }
+    }
+
+    /// Bug: a safe `Warp` reduction called from both arms of a branch: on the GPU each
+    /// arm's `activemask` names half the warp and the group's check traps.
+    pub unsafe fn group_in_both_arms(out: DisjointSlice<u32>) {
+        let w = Warp::this();
+        let v = if warp::lane_id() < 16 { w.reduce(1u32, Sum) } else { w.reduce(2u32, Sum) };
+        if let Some(i) = out.get(thread::index()) {
+            out.write(i, v);
         }
     }
 }

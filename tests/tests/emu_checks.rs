@@ -1,0 +1,247 @@
+//! The emulator's sanitizer checks, one planted bug and one correct twin per class:
+//! barriers reached from different places or after exits, shuffle widths, grid waits in
+//! launches that are not cooperative, undefined values reported where they are used (and
+//! not where a correct kernel drops them), the activemask split, the safe layer agreeing
+//! with the GPU, and long kernels that must not be taken for spins.
+
+mod emu_support;
+
+use emu_support::{arg, launch};
+use emu_test_kernels::{correct, misuse};
+use warpsafe::emu::{for_each_seed, for_each_seed_with, Error, ErrorKind, LaunchConfig, Options};
+use warpsafe::global::{DisjointSlice, Slice};
+use warpsafe::kernel::{Kernel as TypedKernel, Unsafe, UntypedKernel as Kernel};
+use warpsafe_host::{Device, Module};
+use warpsafe_tests::test_program;
+
+const SEEDS: core::ops::Range<u64> = 0..8;
+
+fn contains_all(message: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(message.contains(part), "`{part}` missing from: {message}");
+    }
+}
+
+/// Runs `kernel` on one block of `block` threads with a `u32` output per thread under
+/// every seed; every run must fail with `kind`. Returns the last message.
+fn flagged(kernel: &Kernel, block: u32, kind: ErrorKind, options: &Options) -> String {
+    let err = for_each_seed_with(SEEDS, options, |options| {
+        let mut out = vec![0u32; block as usize];
+        let mut p = out.as_mut_ptr();
+        launch(kernel, 1, block, &[arg(&mut p)], options)
+    })
+    .expect_err("the bug is reported");
+    assert_eq!(err.kind(), kind, "{err}");
+    let m = err.to_string();
+    contains_all(
+        &m,
+        &[&format!("`{}`", kernel.name()), &format!("failed under {} of {} seeds", SEEDS.end, SEEDS.end)],
+    );
+    m
+}
+
+#[test]
+fn barriers_in_two_arms_of_a_branch() {
+    let m = flagged(&misuse::barrier_in_branch, 64, ErrorKind::BarrierMismatch, &Options::default());
+    contains_all(&m, &["from another place", "barrier.sync 0", "misuse.rs:", "__syncthreads"]);
+}
+
+#[test]
+fn a_barrier_in_a_loop_whose_trip_count_differs() {
+    let m = flagged(&misuse::barrier_in_divergent_loop, 64, ErrorKind::BarrierMismatch, &Options::default());
+    contains_all(&m, &["exited", "barrier.sync 0", "misuse.rs:"]);
+}
+
+#[test]
+fn a_shuffle_width_that_is_not_a_power_of_two() {
+    let m = flagged(&misuse::bad_shuffle_width, 32, ErrorKind::InvalidShuffleWidth, &Options::default());
+    contains_all(&m, &["width 24", "power of two in 1..=32", "misuse.rs:", "warp::shfl_idx_sync"]);
+}
+
+#[test]
+fn a_grid_barrier_in_a_launch_that_is_not_cooperative() {
+    for grid in [1, 3] {
+        let mut word = 0u32;
+        let mut p: *mut u32 = &mut word;
+        let err =
+            launch(&misuse::grid_barrier_not_cooperative, grid, 32, &[arg(&mut p)], &Options::default())
+                .expect_err("reported");
+        assert_eq!(err.kind(), ErrorKind::NotCooperative, "{err}");
+        contains_all(&err.to_string(), &["not cooperative", "launch_cooperative", "misuse.rs:"]);
+    }
+}
+
+/// The emulator device for `options`, with the test kernels loaded.
+fn emulator(options: &Options) -> (Device, Module) {
+    let device = Device::emulator_with(options.clone());
+    let module = device.load(&test_program("emu")).unwrap();
+    (device, module)
+}
+
+/// The emulator's error inside a host error.
+fn emulated(err: warpsafe_host::Error) -> Error {
+    match err {
+        warpsafe_host::Error::Emulator(err) => err,
+        other => panic!("not an emulator error: {other}"),
+    }
+}
+
+/// Launches a one-warp kernel over `data`, `n` and a one-element output; returns it.
+fn run_partial(
+    kernel: &'static TypedKernel<(Slice<f32>, u32, DisjointSlice<f32>), Unsafe>,
+    data: &[f32],
+    n: u32,
+    options: &Options,
+) -> Result<f32, Error> {
+    let (device, module) = emulator(options);
+    let function = module.kernel(kernel).unwrap();
+    let input = device.upload(data).unwrap();
+    let mut out = device.upload(&[f32::MAX]).unwrap();
+    // SAFETY: every kernel run here takes `n <= 32` and one warp.
+    unsafe { device.launch_unsafe(&function, LaunchConfig::linear(1, 32), (&input, n, &mut out)) }
+        .map_err(emulated)?;
+    Ok(out.download().unwrap()[0])
+}
+
+/// Launches a one-warp kernel with a `u32` output per thread.
+fn run_warp(
+    kernel: &'static TypedKernel<(DisjointSlice<u32>,), Unsafe>,
+    options: &Options,
+) -> Result<(), Error> {
+    let (device, module) = emulator(options);
+    let function = module.kernel(kernel).unwrap();
+    let mut out = device.alloc_zeroed::<u32>(32).unwrap();
+    // SAFETY: the kernels run here take one warp and one element per thread.
+    unsafe { device.launch_unsafe(&function, LaunchConfig::linear(1, 32), (&mut out,)) }.map_err(emulated)
+}
+
+#[test]
+fn a_partial_warp_without_identity_fill_is_reported_where_the_sum_is_stored() {
+    let data: Vec<f32> = (0..32).map(|i| i as f32).collect();
+    for n in [1, 20, 31] {
+        let err = for_each_seed(SEEDS, |options| {
+            run_partial(&misuse::partial_sum_without_identity, &data, n, options).map(|_| ())
+        })
+        .expect_err("reported");
+        assert_eq!(err.kind(), ErrorKind::UninitializedValue, "{err}");
+        contains_all(
+            &err.to_string(),
+            &[
+                "stores",
+                "undefined value",
+                &format!("read element {n} of `SLOTS`"),
+                "misuse.rs:",
+                "identity",
+                "failed under 8 of 8",
+            ],
+        );
+    }
+}
+
+#[test]
+fn a_partial_warp_with_identity_fill_is_clean() {
+    let data: Vec<f32> = (0..32).map(|i| i as f32 * 0.5).collect();
+    for n in [0, 1, 20, 31, 32] {
+        for_each_seed(SEEDS, |options| {
+            let sum = run_partial(&correct::partial_sum_with_identity, &data, n, options)?;
+            let want: f32 = data[..n as usize].iter().sum();
+            approx::assert_relative_eq!(sum, want);
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("n = {n}: {e}"));
+    }
+}
+
+#[test]
+fn the_guides_partial_warp_reduction_drops_undefined_values_and_is_clean() {
+    // The lanes near the end of the mask read lanes outside it, which PTX leaves
+    // undefined, and drop what they read: nothing to report, and the sum is exact.
+    let data: Vec<f32> = (0..32).map(|i| 1.0 + i as f32).collect();
+    for n in [1, 2, 5, 17, 31, 32] {
+        for_each_seed(SEEDS, |options| {
+            let sum = run_partial(&correct::guide_partial_reduction, &data, n, options)?;
+            approx::assert_relative_eq!(sum, data[..n as usize].iter().sum::<f32>());
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("n = {n}: {e}"));
+    }
+}
+
+#[test]
+fn a_value_shuffled_from_outside_the_mask_is_reported_when_stored() {
+    let run = |options: &Options| run_warp(&misuse::shuffle_outside_mask_stored, options);
+    let err = for_each_seed(SEEDS, run).expect_err("reported");
+    assert_eq!(err.kind(), ErrorKind::UninitializedValue, "{err}");
+    contains_all(&err.to_string(), &["stores", "shfl.sync.idx", "not in the mask", "misuse.rs:"]);
+    // Reported where it is produced, like compute-sanitizer's initcheck, when asked.
+    let at_source = Options { undefined_at_source: true, ..Options::default() };
+    let err = for_each_seed_with(SEEDS, &at_source, run).expect_err("reported");
+    assert_eq!(err.kind(), ErrorKind::ShuffleFromInactiveLane, "{err}");
+}
+
+#[test]
+fn the_activemask_pitfall_is_named() {
+    // NVIDIA's "Using CUDA warp-level primitives" reduction over `activemask()` taken in
+    // the branch: when the scheduler splits the branch's lanes, the shuffles read lanes
+    // left out of the mask that reached the same `activemask`.
+    let data = vec![1u32; 32];
+    let mut split = 0;
+    for seed in 0..32 {
+        let mut out = vec![0u32];
+        let (mut d, mut n, mut o) = (data.as_ptr(), 32u32, out.as_mut_ptr());
+        let options = Options { seed, ..Options::default() };
+        match launch(&misuse::activemask_reduction, 1, 32, &[arg(&mut d), arg(&mut n), arg(&mut o)], &options)
+        {
+            Err(err) => {
+                assert_eq!(err.kind(), ErrorKind::ActiveMaskSplit, "seed {seed}: {err}");
+                contains_all(&err.to_string(), &["`activemask`", "shfl.sync.down", "ballot", "misuse.rs:"]);
+                split += 1;
+            }
+            Ok(()) => assert_eq!(out[0], 32, "seed {seed}: a run without a split must be right"),
+        }
+    }
+    assert!(split >= 8, "only {split} of 32 seeds split the branch");
+}
+
+#[test]
+fn warp_aggregated_atomics_split_by_activemask_are_not_reported() {
+    for_each_seed(0..32, |options| {
+        let mut counter = 0u32;
+        let mut p: *mut u32 = &mut counter;
+        launch(&correct::aggregated, 2, 64, &[arg(&mut p)], options)?;
+        assert_eq!(counter, 64, "seed {}", options.seed);
+        Ok(())
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn a_safe_warp_reduction_in_both_arms_of_a_branch_is_the_gpus_trap() {
+    let err =
+        for_each_seed(SEEDS, |options| run_warp(&misuse::group_in_both_arms, options)).expect_err("reported");
+    assert_eq!(err.kind(), ErrorKind::Trap, "{err}");
+    contains_all(
+        &err.to_string(),
+        &["on a group whose lanes are not all present", "group mask 0xffffffff", "misuse.rs:"],
+    );
+}
+
+#[test]
+fn a_long_kernel_of_warp_reductions_is_not_a_spin() {
+    // 256 threads making 300 warp reductions each, and no write until the end: 76800
+    // lane arrivals, far more than the step budget given here, which only counts steps
+    // without progress (a completed collective is progress).
+    let rounds = 300u32;
+    let options = Options { livelock_steps: 10_000, ..Options::default() };
+    for_each_seed_with(0..3, &options, |options| {
+        let (device, module) = emulator(options);
+        let function = module.kernel(&correct::many_reductions).unwrap();
+        let mut out = device.alloc_zeroed::<u32>(256).unwrap();
+        device.launch(&function, LaunchConfig::linear(2, 128), (rounds, &mut out)).map_err(emulated)?;
+        let out = out.download().unwrap();
+        let want = (0..rounds).fold(0u32, |t, r| t.wrapping_add(32 * r + 496));
+        assert!(out.iter().all(|&v| v == want), "{:?}", &out[..4]);
+        Ok(())
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+}

@@ -13,7 +13,7 @@ use std::string::String;
 use std::vec::Vec;
 
 use super::engine::{split, tid, Run, Site, State, Thread, Tid};
-use super::race::Race;
+use super::race::{BlockClocks, Remote, Shadow};
 use super::undefined;
 use super::warp::WarpState;
 use super::ErrorKind;
@@ -140,11 +140,18 @@ pub(crate) struct Block {
     shared: Vec<Allocation>,
     dynamic: Option<Allocation>,
     dynamic_bytes: usize,
-    pub race: Option<Race>,
+    /// Its threads' vector clocks, when races are checked.
+    pub clocks: Option<BlockClocks>,
+    /// Every access to its shared memory, for the race check.
+    pub shared_shadow: Shadow,
+    /// What all its threads know of other blocks' clocks (joined at whole-block barriers).
+    pub remote_floor: Remote,
+    /// Its index in the grid, x fastest.
+    pub linear: u64,
 }
 
 impl Block {
-    pub fn new(index: Dim3, config: Shape, races: bool) -> Block {
+    pub fn new(index: Dim3, linear: u64, config: Shape, races: bool) -> Block {
         let b = config.block;
         let n = b.x * b.y * b.z;
         let threads = (0..n)
@@ -161,7 +168,10 @@ impl Block {
             shared: Vec::new(),
             dynamic: None,
             dynamic_bytes: config.dynamic_shared_bytes as usize,
-            race: races.then(|| Race::new(n as usize)),
+            clocks: races.then(|| BlockClocks::new(n as usize)),
+            shared_shadow: Shadow::default(),
+            remote_floor: Remote::default(),
+            linear,
         }
     }
 
@@ -335,12 +345,10 @@ impl State {
             BarOp::And => (0, yes == arrived.len()),
             BarOp::Or => (0, yes > 0),
         };
-        if let Some(race) = block.race.as_mut() {
-            race.synchronise(&arrived, form.count.is_none());
-        }
         for &l in &arrived {
             block.threads[l as usize].result = result;
         }
+        self.synchronise(slot, &arrived, form.count.is_none());
         for l in arrived {
             self.wake(tid(slot, l));
         }

@@ -12,10 +12,12 @@ use super::block;
 pub use super::block::BarOp;
 pub use super::engine::Order;
 use super::engine::{self, split, Run};
+use super::race::Kind;
 use super::warp;
 pub use super::warp::{Op, Redux, Shfl, Vote};
 use super::ErrorKind;
 use warpsafe_types::Dim3;
+use warpsafe_types::Scope;
 
 /// `%tid`.
 pub fn thread_idx() -> Dim3 {
@@ -84,37 +86,75 @@ pub fn barrier(
     })
 }
 
-/// An atomic, ordered or volatile access to `addr`: a switch point, then `access`, which
-/// returns its result, the value it read (or wrote, for a store) and whether it read
-/// and whether it changed memory.
+/// An atomic or ordered access (`scope` given) or a volatile one (`scope` `None`: PTX
+/// treats it as relaxed at system scope) of `bytes` bytes at `addr`: a switch point, then
+/// `access`, which returns its result, the value it read (or wrote, for a store), whether
+/// it read and whether it changed memory; then the race check and the happens-before
+/// edges of its ordering.
 pub fn memory<R>(
     addr: usize,
+    bytes: usize,
     order: Order,
+    scope: Option<Scope>,
     at: &'static Location<'static>,
     access: impl FnOnce() -> (R, u64, bool, bool),
 ) -> R {
     engine::switch_point(at);
     let (result, seen, read, wrote) = access();
-    engine::with(|state, t| {
+    let write = wrote || !read;
+    let kind = match scope {
+        Some(scope) => Kind::Atomic(scope),
+        None => Kind::Volatile,
+    };
+    let checked = engine::with(|state, t| {
         state.note_access(t, addr, seen, wrote, true);
-        let linear = split(t).1;
-        if let Some(race) = state.block_mut(t).race.as_mut() {
-            race.atomic(linear, addr, order, read, wrote);
-        }
+        let site = state.site(t, at);
+        state.record_access(t, addr..addr + bytes, write, kind, site, |s| memory_name(s, t, addr, bytes))?;
+        state.atomic_edges(t, addr, order, scope.unwrap_or(Scope::Sys), read, write);
+        Ok(())
     });
+    if let Err((kind, message)) = checked {
+        engine::abort_thread(kind, message);
+    }
     result
 }
 
-/// A fence: a switch point, then `core::sync::atomic::fence` with `ordering`.
-pub fn fence(ordering: core::sync::atomic::Ordering, at: &'static Location<'static>) {
+/// A fence at `scope`: a switch point, then `core::sync::atomic::fence` with `ordering`,
+/// and its happens-before edges.
+pub fn fence(ordering: core::sync::atomic::Ordering, scope: Scope, at: &'static Location<'static>) {
     engine::switch_point(at);
     core::sync::atomic::fence(ordering);
-    engine::with(|state, t| {
-        let linear = split(t).1;
-        if let Some(race) = state.block_mut(t).race.as_mut() {
-            race.fence(linear);
-        }
+    engine::with(|state, t| state.fence_edges(t, scope));
+}
+
+/// A plain access of `bytes` bytes to element `index` of the global buffer at `base`
+/// (through `warpsafe::global::UnsafeSlice`), at `addr`: the race check (a store's value
+/// is checked with [`check_stored`]).
+pub fn global_access(
+    addr: usize,
+    bytes: usize,
+    write: bool,
+    base: usize,
+    index: usize,
+    at: &'static Location<'static>,
+) {
+    let checked = engine::with(|state, t| {
+        let site = state.site(t, at);
+        state.record_access(t, addr..addr + bytes, write, Kind::Plain, site, |_| {
+            format!("element {index} of the global buffer at {base:#x}")
+        })
     });
+    if let Err((kind, message)) = checked {
+        engine::abort_thread(kind, message);
+    }
+}
+
+/// How a report names the memory at `addr`: a shared element, or a global address.
+fn memory_name(state: &engine::State, t: engine::Tid, addr: usize, bytes: usize) -> String {
+    match state.block(t).allocation_of(addr) {
+        Some(_) => shared_element(state, t, addr, bytes),
+        None => format!("global address {addr:#x}"),
+    }
 }
 
 /// The calling block's copy of a static shared array, allocated on first use.
@@ -148,30 +188,14 @@ pub fn shared_access<R>(
 ) -> R {
     let write = stored.is_some();
     engine::switch_point(at);
-    let race = engine::with(|state, t| {
+    let checked = engine::with(|state, t| {
         let site = state.site(t, at);
-        let linear = split(t).1;
-        let block = state.block_mut(t);
-        let conflict = block.race.as_mut()?.access(linear, addr, bytes, write, site)?;
-        Some((site, conflict))
+        state.record_access(t, addr..addr + bytes, write, Kind::Plain, site, |s| {
+            shared_element(s, t, addr, bytes)
+        })
     });
-    if let Some((site, (earlier, byte))) = race {
-        let message = engine::with(|state, t| {
-            let other = engine::tid(split(t).0, earlier.thread);
-            let what = match state.block(t).allocation_of(byte) {
-                Some(a) => format!("byte {} of {}", a.offset(byte), a.label),
-                None => format!("shared byte {byte:#x}"),
-            };
-            format!(
-                "{} {} {what} {site}, and {} {} it {} with no barrier, syncwarp or acquire/release ordering between the two",
-                state.who(t),
-                if write { "writes" } else { "reads" },
-                state.who(other),
-                if earlier.write { "wrote" } else { "read" },
-                earlier.site
-            )
-        });
-        engine::abort_thread(ErrorKind::DataRace, message);
+    if let Err((kind, message)) = checked {
+        engine::abort_thread(kind, message);
     }
     if let Some(value) = stored {
         let checked = engine::with(|state, t| {

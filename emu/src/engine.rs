@@ -14,6 +14,7 @@ use core::fmt;
 use core::panic::Location;
 use std::any::Any;
 use std::boxed::Box;
+use std::collections::HashMap;
 use std::format;
 use std::string::{String, ToString};
 use std::vec::Vec;
@@ -22,6 +23,7 @@ use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
 use super::block::{self, Block};
+use super::race::{Clock, Published, Remote, Shadow};
 use super::undefined::Undefined;
 use super::warp;
 use super::{Error, ErrorKind, LaunchConfig, Options, Shape};
@@ -54,6 +56,13 @@ pub(crate) struct Site {
 }
 
 impl Site {
+    /// A site at the caller, for unit tests.
+    #[cfg(test)]
+    #[track_caller]
+    pub fn test() -> Site {
+        Site { at: Location::caller(), via: None, group_checked: false }
+    }
+
     pub fn same_place(&self, other: &Site) -> bool {
         self.at.line() == other.at.line()
             && self.at.column() == other.at.column()
@@ -127,6 +136,12 @@ pub(crate) struct Thread {
     /// epoch `polls_epoch`.
     polls: Vec<(usize, u64)>,
     polls_epoch: u64,
+    /// What it knows of the clocks of other blocks' threads (release/acquire edges).
+    pub remote: Remote,
+    /// Its clock at its last fence: what its later relaxed atomic writes publish.
+    pub fenced: Option<Published>,
+    /// What its relaxed atomic reads saw since its last fence: what the next fence takes.
+    pub seen: Option<Clock>,
     /// The epoch in which it was seen spinning: it re-read a location and got the value
     /// it had read there before in the same epoch, or met a spinning lane at a collective.
     pub spinning_epoch: u64,
@@ -149,6 +164,9 @@ impl Thread {
             last_load: (0, 0),
             polls: Vec::new(),
             polls_epoch: 0,
+            remote: Remote::default(),
+            fenced: None,
+            seen: None,
             spinning_epoch: 0,
         }
     }
@@ -186,6 +204,10 @@ pub(crate) struct State {
     /// Switch points since the last progress (a memory change, a new value read, a
     /// completed collective or barrier, a thread that finished or started).
     idle: u64,
+    /// Every global-memory access of the launch, for the race check.
+    pub global_shadow: Shadow,
+    /// Clocks published at addresses by releases (`true`: at device or system scope).
+    pub published: HashMap<(usize, bool), Published>,
     /// The undefined values the launch produced.
     pub undefined: Undefined,
     /// Counts memory changes, completed barriers, finished and started threads: a thread
@@ -283,7 +305,7 @@ impl State {
             y: (linear / g.x as u64 % g.y as u64) as u32,
             z: (linear / (g.x as u64 * g.y as u64)) as u32,
         };
-        let block = Block::new(index, self.config, self.options.check_races);
+        let block = Block::new(index, linear, self.config, self.options.check_races);
         let threads = block.threads.len() as u32;
         self.slots[slot] = Some(block);
         for linear in 0..threads {
@@ -555,6 +577,8 @@ pub(crate) unsafe fn run(
             runnable: Vec::new(),
             error: None,
             idle: 0,
+            global_shadow: Shadow::default(),
+            published: HashMap::new(),
             undefined: Undefined::default(),
             epoch: 1,
         }),
@@ -567,7 +591,7 @@ pub(crate) unsafe fn run(
     // or a device function called outside one, must never see a dangling engine. Declared
     // before the coroutines, so that it is dropped after them (their unwinding may still
     // reach the engine).
-    let published = Published;
+    let published = EnginePublished;
     let mut coroutines: Vec<Vec<Option<ThreadCoroutine>>> = (0..slots).map(|_| Vec::new()).collect();
     let mut outcome = Ok(());
     for (slot, threads) in coroutines.iter_mut().enumerate() {
@@ -616,9 +640,9 @@ pub(crate) unsafe fn run(
 }
 
 /// While it lives, `ENGINE` names the running launch's engine; dropping it clears that.
-struct Published;
+struct EnginePublished;
 
-impl Drop for Published {
+impl Drop for EnginePublished {
     fn drop(&mut self) {
         ENGINE.with(|e| e.set(core::ptr::null()));
     }

@@ -114,6 +114,7 @@ mod block;
 pub mod device;
 mod engine;
 mod error;
+mod memory;
 mod race;
 mod report;
 mod undefined;
@@ -158,8 +159,12 @@ pub struct Options {
     /// How many blocks are live at once (the emulated GPU's capacity). A cooperative launch
     /// must fit: a larger grid is an [`ErrorKind::InvalidLaunch`].
     pub max_resident_blocks: u32,
-    /// Check shared-memory accesses for data races ([`ErrorKind::DataRace`]).
+    /// Check memory accesses for data races ([`ErrorKind::DataRace`]): keeps vector
+    /// clocks and a shadow of every shared-memory byte accessed.
     pub check_races: bool,
+    /// With `check_races`, also keep a shadow of every global-memory byte accessed
+    /// through the API (atomics, volatile and ordered accesses, `global::UnsafeSlice`).
+    pub check_global_races: bool,
     /// The step budget: switch points without progress (no memory changed, no new value
     /// read, no collective or barrier completed, no thread finished or started) after
     /// which the launch ends with [`ErrorKind::Livelock`]. A safety net only: spinning
@@ -203,6 +208,7 @@ impl Default for Options {
             seed: env_seed().unwrap_or(0),
             max_resident_blocks: 8,
             check_races: true,
+            check_global_races: true,
             livelock_steps: 100_000_000,
             exits_release_barriers: false,
             undefined_at_source: false,

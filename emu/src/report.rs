@@ -99,6 +99,24 @@ impl State {
         )
     }
 
+    /// `block (1, 0, 0), warp 2, lane 5 (thread (69, 0, 0))` for thread `thread` of the
+    /// block with grid-linear index `block` (which may have finished).
+    pub fn who_in_grid(&self, block: u64, thread: u32) -> String {
+        let (g, b) = (self.config.grid, self.config.block);
+        let (gx, gy) = (u64::from(g.x), u64::from(g.y));
+        format!(
+            "block ({}, {}, {}), warp {}, lane {} (thread ({}, {}, {}))",
+            block % gx,
+            block / gx % gy,
+            block / (gx * gy),
+            thread / 32,
+            thread % 32,
+            thread % b.x,
+            thread / b.x % b.y,
+            thread / (b.x * b.y)
+        )
+    }
+
     /// What thread `t` is doing, for a list of missing threads.
     pub fn doing(&self, t: Tid) -> String {
         let thread = self.thread(t);

@@ -422,15 +422,7 @@ impl State {
                     results[l as usize] = (0, l == leader);
                 }
             }
-            Op::SyncWarp => {
-                if let Some(race) = self.block_mut(t).race.as_mut() {
-                    let mut linears = [0u32; 32];
-                    for (to, &l) in linears.iter_mut().zip(members) {
-                        *to = base + l;
-                    }
-                    race.synchronise(&linears[..members.len()], false);
-                }
-            }
+            Op::SyncWarp => {}
         }
         for &l in members {
             let o = tid(slot, base + l);
@@ -438,6 +430,12 @@ impl State {
             self.wake(o);
         }
         self.collective_done(members.iter().map(|&l| tid(slot, base + l)));
+        // Every completed collective orders the memory accesses of its lanes.
+        let mut linears = [0u32; 32];
+        for (to, &l) in linears.iter_mut().zip(members) {
+            *to = base + l;
+        }
+        self.synchronise(slot, &linears[..members.len()], false);
         Ok(())
     }
 

@@ -4,7 +4,7 @@
 use std::ffi::c_void;
 
 use bytemuck::Pod;
-use warpsafe::global::{AtomicElement, AtomicSlice, DisjointSlice, Slice};
+use warpsafe::global::{AtomicElement, AtomicSlice, DisjointSlice, Slice, UnsafeSlice};
 use warpsafe::kernel::Param;
 use warpsafe::thread::OwnedIndex;
 
@@ -60,7 +60,7 @@ macro_rules! kernel_args {
 #[diagnostic::on_unimplemented(
     message = "a kernel parameter of type `{P}` cannot take a `{Self}`",
     label = "this argument does not match the kernel's parameter type `{P}`",
-    note = "a scalar parameter takes a value of exactly its type (`3u64` for a `u64`), a `Slice<T>` takes `&DeviceBuffer<T>`, a `DisjointSlice<T>` or an `AtomicSlice<T>` takes `&mut DeviceBuffer<T>`"
+    note = "a scalar parameter takes a value of exactly its type (`3u64` for a `u64`), a `Slice<T>` takes `&DeviceBuffer<T>`, a `DisjointSlice<T>`, an `AtomicSlice<T>` or an `UnsafeSlice<T>` takes `&mut DeviceBuffer<T>`"
 )]
 pub unsafe trait KernelArg<P> {
     /// The parameter's value, after checking that the argument belongs to `device`.
@@ -147,6 +147,16 @@ unsafe impl<T: AtomicElement> KernelArg<AtomicSlice<T>> for &mut DeviceBuffer<T>
         let ptr = address_on(self, device, at)?;
         // SAFETY: as above.
         Ok(unsafe { AtomicSlice::from_raw_parts(ptr, self.len()) })
+    }
+}
+
+// SAFETY: as for DisjointSlice: exclusively borrowed, so only the launch's view touches
+// it (the kernel's own accesses are an `unsafe` kernel's or `unsafe` block's contract).
+unsafe impl<T: Pod> KernelArg<UnsafeSlice<T>> for &mut DeviceBuffer<T> {
+    fn param(self, device: &Device, at: ParamAt<'_>) -> Result<UnsafeSlice<T>, Error> {
+        let ptr = address_on(self, device, at)?;
+        // SAFETY: as above.
+        Ok(unsafe { UnsafeSlice::from_raw_parts(ptr, self.len()) })
     }
 }
 

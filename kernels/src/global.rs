@@ -284,6 +284,97 @@ impl<T: Pod, I: thread::OwnedIndex> DisjointSlice<T, I> {
     }
 }
 
+/// A buffer any thread may read and write at any index: CUDA's plain `T*`, for scratch
+/// buffers, values exchanged between threads and the data of inter-block protocols (a
+/// kernel parameter; host argument `&mut DeviceBuffer<T>`).
+///
+/// Every index is checked, as in the other views. What no type can prove here, that two
+/// threads never access an element at once with one of them writing (a data race), is
+/// the caller's to keep, so [`UnsafeSlice::read`] and [`UnsafeSlice::write`] are
+/// `unsafe`. The CPU emulator checks that part: it records every access of this view for
+/// its race check (happens-before under the PTX memory model: barriers, `syncwarp`,
+/// collectives, release/acquire and fences at their scope), which accesses through raw
+/// pointers cannot give it. Prefer it to a raw pointer in `unsafe` kernels for that.
+#[repr(C)]
+pub struct UnsafeSlice<T> {
+    ptr: *mut T,
+    len: usize,
+    element: PhantomData<T>,
+}
+
+impl<T> Clone for UnsafeSlice<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for UnsafeSlice<T> {}
+
+impl<T: Pod> UnsafeSlice<T> {
+    /// A view of `len` elements at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` is aligned for `T` and valid for reads and writes of `len` elements (it may
+    /// dangle when `len` is 0) while the launch runs; nothing outside the launch's views
+    /// of it accesses them meanwhile.
+    #[inline(always)]
+    pub const unsafe fn from_raw_parts(ptr: *mut T, len: usize) -> Self {
+        UnsafeSlice { ptr, len, element: PhantomData }
+    }
+
+    /// The number of elements.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the view has no elements.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Element `index`; past the end the kernel reports the index and traps.
+    ///
+    /// # Safety
+    /// No other thread writes element `index` unless that write happens before this read
+    /// or this read before it (a barrier, `syncwarp` or a collective between them in one
+    /// block; a release and an acquire at device scope between blocks).
+    #[track_caller]
+    #[inline(always)]
+    pub unsafe fn read(&self, index: usize) -> T {
+        if index >= self.len {
+            out_of_bounds(index, self.len);
+        }
+        arch::global_access(self.ptr as usize, index, core::mem::size_of::<T>(), false, Location::caller());
+        // SAFETY: index < len, so in the buffer; no write races with it (caller).
+        unsafe { self.ptr.add(index).read() }
+    }
+
+    /// Writes element `index`; past the end the kernel reports the index and traps.
+    ///
+    /// # Safety
+    /// No other thread reads or writes element `index` unless that access and this write
+    /// are ordered by happens-before (as for [`UnsafeSlice::read`]).
+    #[track_caller]
+    #[inline(always)]
+    pub unsafe fn write(&self, index: usize, value: T) {
+        if index >= self.len {
+            out_of_bounds(index, self.len);
+        }
+        arch::global_store(bytemuck::bytes_of(&value), Location::caller());
+        arch::global_access(self.ptr as usize, index, core::mem::size_of::<T>(), true, Location::caller());
+        // SAFETY: index < len, so in the buffer; no access races with it (caller).
+        unsafe { self.ptr.add(index).write(value) }
+    }
+
+    /// The address of element 0, for code that needs the raw form.
+    #[inline(always)]
+    pub fn as_mut_ptr(&self) -> *mut T {
+        self.ptr
+    }
+}
+
 /// The element types of an [`AtomicSlice`]: those [`crate::atomic::Atomic`] has
 /// instructions for. Sealed.
 pub trait AtomicElement: Pod + sealed::Sealed {}

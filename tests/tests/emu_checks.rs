@@ -245,3 +245,168 @@ fn a_long_kernel_of_warp_reductions_is_not_a_spin() {
     })
     .unwrap_or_else(|e| panic!("{e}"));
 }
+
+// ---- The memory model: races on shared and global memory ----
+
+/// Runs `body` under every seed of `SEEDS` on a fresh emulator device with the test
+/// kernels; returns the first failure (its message counts the failing seeds).
+fn on_emulator(
+    mut body: impl FnMut(&Device, &Module) -> Result<(), warpsafe_host::Error>,
+) -> Result<(), Error> {
+    for_each_seed(SEEDS, |options| {
+        let (device, module) = emulator(options);
+        body(&device, &module).map_err(emulated)
+    })
+}
+
+/// The race report of a run that must fail under every seed.
+fn race(result: Result<(), Error>, parts: &[&str]) {
+    let err = result.expect_err("a race");
+    assert_eq!(err.kind(), ErrorKind::DataRace, "{err}");
+    contains_all(&err.to_string(), parts);
+    contains_all(&err.to_string(), &["no happens-before order", "misuse.rs:", "failed under 8 of 8 seeds"]);
+}
+
+#[test]
+fn the_volatile_last_warp_reduction_without_syncwarp_races() {
+    race(
+        on_emulator(|device, module| {
+            let f = module.kernel(&misuse::volatile_last_warp)?;
+            let mut out = device.alloc_zeroed::<u32>(1)?;
+            // SAFETY: one block of 64, one output element.
+            unsafe { device.launch_unsafe(&f, LaunchConfig::linear(1, 64), (&mut out,)) }
+        }),
+        &["`SUMS`", "volatile", "__syncwarp"],
+    );
+    on_emulator(|device, module| {
+        let f = module.kernel(&correct::synced_last_warp)?;
+        let mut out = device.alloc_zeroed::<u32>(1)?;
+        // SAFETY: as above.
+        unsafe { device.launch_unsafe(&f, LaunchConfig::linear(1, 64), (&mut out,)) }?;
+        assert_eq!(out.download()?, [2016]);
+        Ok(())
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn lanes_exchanging_through_global_memory_without_syncwarp_race() {
+    race(
+        on_emulator(|device, module| {
+            let f = module.kernel(&misuse::global_exchange_unsynced)?;
+            let (mut scratch, mut out) = (device.alloc_zeroed::<u32>(32)?, device.alloc_zeroed::<u32>(32)?);
+            // SAFETY: one warp, 32 elements each.
+            unsafe { device.launch_unsafe(&f, LaunchConfig::linear(1, 32), (&mut scratch, &mut out)) }
+        }),
+        &["global buffer", "element", "__syncwarp"],
+    );
+    on_emulator(|device, module| {
+        let f = module.kernel(&correct::global_exchange_synced)?;
+        let (mut scratch, mut out) = (device.alloc_zeroed::<u32>(32)?, device.alloc_zeroed::<u32>(32)?);
+        // SAFETY: as above.
+        unsafe { device.launch_unsafe(&f, LaunchConfig::linear(1, 32), (&mut scratch, &mut out)) }?;
+        assert_eq!(out.download()?, (0..32u32).map(|l| l ^ 1).collect::<Vec<_>>());
+        Ok(())
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn a_plain_increment_from_many_blocks_races() {
+    race(
+        on_emulator(|device, module| {
+            let f = module.kernel(&misuse::plain_increment_from_blocks)?;
+            let mut total = device.alloc_zeroed::<u32>(1)?;
+            // SAFETY: one element.
+            unsafe { device.launch_unsafe(&f, LaunchConfig::linear(4, 32), (&mut total,)) }
+        }),
+        &["element 0 of the global buffer", "different blocks", "Release"],
+    );
+}
+
+#[test]
+fn a_last_block_reduction_needs_the_fence_before_its_ticket() {
+    let blocks = 5u32;
+    race(
+        on_emulator(|device, module| {
+            let f = module.kernel(&misuse::last_block_without_fence)?;
+            let (mut partials, mut ticket) =
+                (device.alloc_zeroed::<u32>(blocks as usize)?, device.alloc_zeroed::<u32>(1)?);
+            let mut out = device.alloc_zeroed::<u32>(1)?;
+            // SAFETY: one partial per block, one ticket, one output.
+            unsafe {
+                device.launch_unsafe(
+                    &f,
+                    LaunchConfig::linear(blocks, 32),
+                    (&mut partials, &mut ticket, &mut out),
+                )
+            }
+        }),
+        &["fence::device()", "different blocks"],
+    );
+    for reader_fence in [0u32, 1] {
+        on_emulator(|device, module| {
+            let f = module.kernel(&correct::last_block_with_fence)?;
+            let (mut partials, mut ticket) =
+                (device.alloc_zeroed::<u32>(blocks as usize)?, device.alloc_zeroed::<u32>(1)?);
+            let mut out = device.alloc_zeroed::<u32>(1)?;
+            let config = LaunchConfig::linear(blocks, 32);
+            // SAFETY: as above.
+            unsafe {
+                device.launch_unsafe(&f, config, (&mut partials, &mut ticket, reader_fence, &mut out))
+            }?;
+            assert_eq!(out.download()?, [15]);
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("reader fence {reader_fence}: {e}"));
+    }
+}
+
+#[test]
+fn a_flag_needs_release_and_acquire() {
+    race(
+        on_emulator(|device, module| {
+            let f = module.kernel(&misuse::flag_without_release)?;
+            let (mut data, mut flag, mut out) = (
+                device.alloc_zeroed::<u32>(1)?,
+                device.alloc_zeroed::<u32>(1)?,
+                device.alloc_zeroed::<u32>(1)?,
+            );
+            // SAFETY: one element each; both blocks resident (2 <= 8).
+            unsafe { device.launch_unsafe(&f, LaunchConfig::linear(2, 32), (&mut data, &mut flag, &mut out)) }
+        }),
+        &["element 0 of the global buffer", "Acquire"],
+    );
+    on_emulator(|device, module| {
+        let f = module.kernel(&correct::flag_with_release)?;
+        let (mut data, mut flag, mut out) =
+            (device.alloc_zeroed::<u32>(1)?, device.alloc_zeroed::<u32>(1)?, device.alloc_zeroed::<u32>(1)?);
+        // SAFETY: as above.
+        unsafe { device.launch_unsafe(&f, LaunchConfig::linear(2, 32), (&mut data, &mut flag, &mut out)) }?;
+        assert_eq!(out.download()?, [42]);
+        Ok(())
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn a_block_scope_atomic_shared_between_blocks_races() {
+    race(
+        on_emulator(|device, module| {
+            let f = module.kernel(&misuse::block_atomic_across_blocks)?;
+            let mut count = device.alloc_zeroed::<u32>(1)?;
+            // SAFETY: one element.
+            unsafe { device.launch_unsafe(&f, LaunchConfig::linear(2, 32), (&mut count,)) }
+        }),
+        &["block-scope atomic", "device-scope atomic"],
+    );
+    on_emulator(|device, module| {
+        let f = module.kernel(&correct::device_atomic_across_blocks)?;
+        let mut count = device.alloc_zeroed::<u32>(1)?;
+        // SAFETY: one element.
+        unsafe { device.launch_unsafe(&f, LaunchConfig::linear(2, 32), (&mut count,)) }?;
+        assert_eq!(count.download()?, [64]);
+        Ok(())
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+}

@@ -16,7 +16,9 @@ fn butterfly_without_syncwarp_is_a_race() {
         let err = launch(&misuse::butterfly_unsynced, 1, 32, &[arg(&mut p)], &options).expect_err("a race");
         assert_eq!(err.kind(), ErrorKind::DataRace, "{err}");
         let m = err.to_string();
-        for part in ["`EXCHANGE`", "misuse.rs:", "no barrier, syncwarp", "butterfly_unsynced"] {
+        for part in
+            ["`EXCHANGE`", "misuse.rs:", "no happens-before order", "__syncwarp", "butterfly_unsynced"]
+        {
             assert!(m.contains(part), "`{part}` missing from: {m}");
         }
     }

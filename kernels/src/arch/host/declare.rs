@@ -203,3 +203,10 @@ pub fn requires_cooperative_launch(at: &'static Location<'static>) {
 pub fn global_store(value: &[u8], at: &'static Location<'static>) {
     emu::check_stored(value, at)
 }
+
+/// An access of `bytes` bytes to element `index` of the global buffer at `base` through
+/// `global::UnsafeSlice`: the emulator's race check (`warpsafe_emu::ErrorKind::DataRace`).
+#[inline]
+pub fn global_access(base: usize, index: usize, bytes: usize, write: bool, at: &'static Location<'static>) {
+    emu::global_access(base + index * bytes, bytes, write, base, index, at)
+}

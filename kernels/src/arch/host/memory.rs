@@ -1,7 +1,8 @@
 //! Fences, scoped atomics, ordered and volatile accesses, and block barriers on the
 //! emulator. Atomics are `core::sync::atomic` operations on the same host addresses, with
 //! the ordering the PTX semantics names (`.relaxed` -> `Relaxed`, `.acquire` -> `Acquire`,
-//! ...); scopes need no mapping, since every emulated thread runs on one OS thread. Each
+//! ...); the scope goes to the emulator's race check (a `.cta` atomic or release does not
+//! order threads of other blocks). Each
 //! access is a switch point of the emulator's scheduler, so a spin on an atomic or
 //! volatile flag lets the thread that sets it run.
 
@@ -97,10 +98,10 @@ fn operand<T: Word>(value: T) {
 /// # Safety
 /// As for the public atomics (`access_safety_doc`).
 #[track_caller]
-unsafe fn rmw<T: Word>(ptr: *mut T, sem: RmwSem, update: impl Fn(T) -> T) -> T {
+unsafe fn rmw<T: Word>(scope: Scope, ptr: *mut T, sem: RmwSem, update: impl Fn(T) -> T) -> T {
     let addr = aligned(ptr);
     let (success, failure, order) = rmw_orderings(sem);
-    emu::memory(addr, order, Location::caller(), || {
+    emu::memory(addr, core::mem::size_of::<T>(), order, Some(scope), Location::caller(), || {
         let old = if core::mem::size_of::<T>() == 4 {
             // SAFETY: `ptr` is aligned (checked) and valid (caller), and every concurrent
             // access is atomic (caller).
@@ -138,10 +139,9 @@ macro_rules! atom_fns {
         #[inline]
         #[track_caller]
         pub unsafe fn $name(scope: Scope, sem: RmwSem, ptr: *mut $t, value: $t) -> $t {
-            let _ = scope;
             operand(value);
             // SAFETY: forwarded from the caller.
-            unsafe { rmw(ptr, sem, |$old: $t| { let $v = value; $new }) }
+            unsafe { rmw(scope, ptr, sem, |$old: $t| { let $v = value; $new }) }
         }
 
         #[doc = concat!("`red{.sem}{.scope}.", $ptx, "` on the emulator: as [`", stringify!($name),
@@ -149,10 +149,9 @@ macro_rules! atom_fns {
         #[inline]
         #[track_caller]
         pub unsafe fn $red(scope: Scope, sem: StoreSem, ptr: *mut $t, value: $t) {
-            let _ = scope;
             operand(value);
             // SAFETY: forwarded from the caller.
-            unsafe { rmw(ptr, store_sem(sem), |$old: $t| { let $v = value; $new }) };
+            unsafe { rmw(scope, ptr, store_sem(sem), |$old: $t| { let $v = value; $new }) };
         }
     )*};
 }
@@ -188,10 +187,9 @@ macro_rules! exch_cas_fns {
         #[inline]
         #[track_caller]
         pub unsafe fn $exch(scope: Scope, sem: RmwSem, ptr: *mut $t, value: $t) -> $t {
-            let _ = scope;
             operand(value);
             // SAFETY: forwarded from the caller.
-            unsafe { rmw(ptr, sem, |_| value) }
+            unsafe { rmw(scope, ptr, sem, |_| value) }
         }
 
         #[doc = concat!("`atom{.sem}{.scope}.cas.", $ptx, "` on the emulator: stores `new` if \
@@ -199,10 +197,9 @@ macro_rules! exch_cas_fns {
         #[inline]
         #[track_caller]
         pub unsafe fn $cas(scope: Scope, sem: RmwSem, ptr: *mut $t, expected: $t, new: $t) -> $t {
-            let _ = scope;
             operand(new);
             // SAFETY: forwarded from the caller.
-            unsafe { rmw(ptr, sem, |old| if old == expected { new } else { old }) }
+            unsafe { rmw(scope, ptr, sem, |old| if old == expected { new } else { old }) }
         }
     )*};
 }
@@ -219,13 +216,12 @@ macro_rules! ld_st_fns {
         #[inline]
         #[track_caller]
         pub unsafe fn $ld(scope: Scope, sem: LoadSem, ptr: *const $t) -> $t {
-            let _ = scope;
             let addr = aligned(ptr);
             let (ordering, order) = match sem {
                 LoadSem::Relaxed => (Ordering::Relaxed, Order::Relaxed),
                 LoadSem::Acquire => (Ordering::Acquire, Order::Acquire),
             };
-            emu::memory(addr, order, Location::caller(), || {
+            emu::memory(addr, core::mem::size_of::<$t>(), order, Some(scope), Location::caller(), || {
                 // SAFETY: aligned (checked), valid and atomically accessed (caller).
                 let value = unsafe { <$atomic>::from_ptr(ptr.cast_mut()) }.load(ordering);
                 (value, value as u64, true, false)
@@ -237,14 +233,13 @@ macro_rules! ld_st_fns {
         #[inline]
         #[track_caller]
         pub unsafe fn $st(scope: Scope, sem: StoreSem, ptr: *mut $t, value: $t) {
-            let _ = scope;
             operand(value);
             let addr = aligned(ptr);
             let (ordering, order) = match sem {
                 StoreSem::Relaxed => (Ordering::Relaxed, Order::Relaxed),
                 StoreSem::Release => (Ordering::Release, Order::Release),
             };
-            emu::memory(addr, order, Location::caller(), || {
+            emu::memory(addr, core::mem::size_of::<$t>(), order, Some(scope), Location::caller(), || {
                 // SAFETY: aligned (checked), valid and atomically accessed (caller).
                 unsafe { <$atomic>::from_ptr(ptr) }.store(value, ordering);
                 ((), value as u64, false, true)
@@ -266,7 +261,7 @@ macro_rules! volatile_fns {
         #[track_caller]
         pub unsafe fn $ld(ptr: *const $t) -> $t {
             let addr = aligned(ptr);
-            emu::memory(addr, Order::Relaxed, Location::caller(), || {
+            emu::memory(addr, core::mem::size_of::<$t>(), Order::Relaxed, None, Location::caller(), || {
                 // SAFETY: forwarded from the caller.
                 let value = unsafe { core::ptr::read_volatile(ptr) };
                 (value, value as u64, true, false)
@@ -280,7 +275,7 @@ macro_rules! volatile_fns {
         pub unsafe fn $st(ptr: *mut $t, value: $t) {
             operand(value);
             let addr = aligned(ptr);
-            emu::memory(addr, Order::Relaxed, Location::caller(), || {
+            emu::memory(addr, core::mem::size_of::<$t>(), Order::Relaxed, None, Location::caller(), || {
                 // SAFETY: forwarded from the caller.
                 unsafe { core::ptr::write_volatile(ptr, value) };
                 ((), value as u64, false, true)
@@ -298,16 +293,14 @@ volatile_fns! {
 #[inline]
 #[track_caller]
 pub fn fence_sc(scope: Scope) {
-    let _ = scope;
-    emu::fence(Ordering::SeqCst, Location::caller());
+    emu::fence(Ordering::SeqCst, scope, Location::caller());
 }
 
 /// `fence.acq_rel.{cta,gpu,sys}` on the emulator: `fence(AcqRel)`, and a switch point.
 #[inline]
 #[track_caller]
 pub fn fence_acq_rel(scope: Scope) {
-    let _ = scope;
-    emu::fence(Ordering::AcqRel, Location::caller());
+    emu::fence(Ordering::AcqRel, scope, Location::caller());
 }
 
 /// `barrier.sync id` on the emulator: waits until every thread of the block that has not

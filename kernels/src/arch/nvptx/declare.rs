@@ -219,3 +219,15 @@ pub fn requires_cooperative_launch(_at: &core::panic::Location<'_>) {}
 /// that the value is not an undefined one).
 #[inline(always)]
 pub fn global_store(_value: &[u8], _at: &core::panic::Location<'_>) {}
+
+/// Nothing on the GPU: an access to element `index` of the global buffer at `base`
+/// through `global::UnsafeSlice` (the emulator checks it for races).
+#[inline(always)]
+pub fn global_access(
+    _base: usize,
+    _index: usize,
+    _bytes: usize,
+    _write: bool,
+    _at: &core::panic::Location<'_>,
+) {
+}

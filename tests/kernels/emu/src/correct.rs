@@ -6,7 +6,7 @@ use warpsafe::atomic::{
     load_volatile, store_volatile, AcqRel, Acquire, BlockAtomicU32, DeviceAtomicF32, DeviceAtomicF64,
     DeviceAtomicI32, DeviceAtomicU32, DeviceAtomicU64, Relaxed, Release,
 };
-use warpsafe::global::{DisjointSlice, Slice};
+use warpsafe::global::{DisjointSlice, Slice, UnsafeSlice};
 use warpsafe::group::{Coalesced, Group, Warp};
 use warpsafe::op::Sum;
 use warpsafe::{barrier, fence, shared, thread, warp};
@@ -447,5 +447,102 @@ warpsafe::kernel! {
         if let Some(i) = out.get(thread::index()) {
             out.write(i, total);
         }
+    }
+
+    /// The last-warp reduction of `misuse::volatile_last_warp` done right: each lane
+    /// reads, the warp syncs, each lane writes, the warp syncs. `out[0]` = 2016.
+    pub unsafe fn synced_last_warp(out: DisjointSlice<u32>) {
+        shared! {
+            static SUMS: [u32; 64];
+        }
+        let t = thread::linear_thread_idx() as usize;
+        // SAFETY: own slot, a barrier every thread reaches, then the first warp's reads
+        // and writes are separated by syncwarps.
+        unsafe {
+            SUMS.write(t, t as u32);
+            barrier::sync();
+            if t < 32 {
+                for offset in [32, 16, 8, 4, 2, 1] {
+                    let v = SUMS.read(t) + SUMS.read(t + offset);
+                    warp::sync_warp(FULL_MASK);
+                    SUMS.write(t, v);
+                    warp::sync_warp(FULL_MASK);
+                }
+            }
+            if t == 0 {
+                if let Some(i) = out.get(thread::index()) {
+                    out.write(i, SUMS.read(0));
+                }
+            }
+        }
+    }
+
+    /// Lanes exchange values through a global scratch buffer, with `syncwarp` between
+    /// the writes and the reads: `out[l] = l ^ 1`.
+    pub unsafe fn global_exchange_synced(scratch: UnsafeSlice<u32>, out: DisjointSlice<u32>) {
+        let l = warp::lane_id() as usize;
+        // SAFETY: each lane writes its own slot; the syncwarp orders the writes before
+        // the neighbours' reads.
+        let theirs = unsafe {
+            scratch.write(l, l as u32);
+            warp::sync_warp(FULL_MASK);
+            scratch.read(l ^ 1)
+        };
+        if let Some(i) = out.get(thread::index()) {
+            out.write(i, theirs);
+        }
+    }
+
+    /// A last-block reduction with `fence::device()` before the ticket; the reader side
+    /// fences after it when `reader_fence`, and does not (CUDA's threadFenceReduction
+    /// sample) otherwise. `out[0]` = the sum of `1..=blocks` (written by the last block only).
+    pub unsafe fn last_block_with_fence(partials: UnsafeSlice<u32>, ticket: UnsafeSlice<u32>, reader_fence: u32, out: UnsafeSlice<u32>) {
+        if thread::linear_thread_idx() != 0 {
+            return;
+        }
+        let b = thread::block_idx().x as usize;
+        // SAFETY: each block writes its own partial and publishes it with the fence and
+        // the ticket; the last block reads them after taking the last ticket.
+        unsafe {
+            partials.write(b, b as u32 + 1);
+            fence::device();
+            let taken = DeviceAtomicU32::from_ptr(ticket.as_mut_ptr()).fetch_add(1, Relaxed);
+            if taken + 1 == thread::grid_dim().x {
+                if reader_fence != 0 {
+                    fence::device();
+                }
+                let sum = (0..partials.len()).map(|i| partials.read(i)).sum();
+                out.write(0, sum);
+            }
+        }
+    }
+
+    /// Block 1 publishes `data[0] = 42` with a release store of the flag; block 0 spins
+    /// with acquire loads, then reads it. Two blocks of 32; cooperative.
+    pub unsafe fn flag_with_release(data: UnsafeSlice<u32>, flag: UnsafeSlice<u32>, out: DisjointSlice<u32>) {
+        if thread::linear_thread_idx() != 0 {
+            return;
+        }
+        // SAFETY: the flag is only accessed atomically; the release/acquire pair orders
+        // the data.
+        unsafe {
+            let f = DeviceAtomicU32::from_ptr(flag.as_mut_ptr());
+            if thread::block_idx().x == 1 {
+                data.write(0, 42);
+                f.store(1, Release);
+            } else {
+                while f.load(Acquire) == 0 {}
+                let v = data.read(0);
+                if let Some(i) = out.get(thread::index()) {
+                    out.write(i, v);
+                }
+            }
+        }
+    }
+
+    /// Every thread of every block counts into `count[0]` with a device-scope atomic.
+    pub unsafe fn device_atomic_across_blocks(count: UnsafeSlice<u32>) {
+        // SAFETY: the counter is only accessed atomically.
+        unsafe { DeviceAtomicU32::from_ptr(count.as_mut_ptr()).add(1, Relaxed) };
     }
 }

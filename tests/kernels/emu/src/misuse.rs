@@ -4,7 +4,8 @@
 
 use warpsafe::arch::FULL_MASK;
 use warpsafe::atomic::{load_volatile, store_volatile};
-use warpsafe::global::{DisjointSlice, Slice};
+use warpsafe::atomic::{BlockAtomicU32, DeviceAtomicU32, Relaxed};
+use warpsafe::global::{DisjointSlice, Slice, UnsafeSlice};
 use warpsafe::group::{Group, Warp};
 use warpsafe::op::Sum;
 use warpsafe::reduce::grid::GridBarrier;
@@ -403,5 +404,106 @@ warpsafe::kernel! {
         if let Some(i) = out.get(thread::index()) {
             out.write(i, v);
         }
+    }
+
+    /// Bug: the classic unrolled last-warp reduction through volatile shared memory,
+    /// without `syncwarp`: lane `t` reads lane `t + offset`'s slot while that lane may
+    /// still be writing it. One block of 64; `out[0]` gets the sum of `0..64`.
+    pub unsafe fn volatile_last_warp(out: DisjointSlice<u32>) {
+        shared! {
+            static SUMS: [u32; 64];
+        }
+        let t = thread::linear_thread_idx() as usize;
+        let p = SUMS.slice().as_mut_ptr();
+        // SAFETY: own slot, then every thread reaches the barrier; the volatile accesses
+        // stay in the array; the missing syncwarp is the planted bug.
+        unsafe {
+            store_volatile(p.add(t), t as u32);
+            barrier::sync();
+            if t < 32 {
+                for offset in [32, 16, 8, 4, 2, 1] {
+                    let v = load_volatile(p.add(t)) + load_volatile(p.add(t + offset));
+                    store_volatile(p.add(t), v);
+                }
+            }
+        }
+        if t == 0 {
+            if let Some(i) = out.get(thread::index()) {
+                // SAFETY: lane 0's own slot.
+                out.write(i, unsafe { load_volatile(p) });
+            }
+        }
+    }
+
+    /// Bug: lanes exchange values through a global scratch buffer without `syncwarp`:
+    /// lane `l` writes `scratch[l]`, then reads its neighbour's `scratch[l ^ 1]`.
+    pub unsafe fn global_exchange_unsynced(scratch: UnsafeSlice<u32>, out: DisjointSlice<u32>) {
+        let l = warp::lane_id() as usize;
+        // SAFETY: none for the read: the planted bug.
+        let theirs = unsafe {
+            scratch.write(l, l as u32);
+            scratch.read(l ^ 1)
+        };
+        if let Some(i) = out.get(thread::index()) {
+            out.write(i, theirs);
+        }
+    }
+
+    /// Bug: thread 0 of every block adds 1 to `total[0]` with a plain read and write.
+    pub unsafe fn plain_increment_from_blocks(total: UnsafeSlice<u32>) {
+        if thread::linear_thread_idx() == 0 {
+            // SAFETY: none: the planted bug.
+            unsafe { total.write(0, total.read(0) + 1) };
+        }
+    }
+
+    /// Bug: a last-block reduction without the fence before the ticket: a block's
+    /// partial may not be visible to the block that takes the last ticket.
+    /// `partials` holds one element per block, `ticket` one zeroed `u32`.
+    pub unsafe fn last_block_without_fence(partials: UnsafeSlice<u32>, ticket: UnsafeSlice<u32>, out: UnsafeSlice<u32>) {
+        if thread::linear_thread_idx() != 0 {
+            return;
+        }
+        let b = thread::block_idx().x as usize;
+        // SAFETY: each block writes its own partial; the ticket is only accessed
+        // atomically; the missing fence is the planted bug.
+        unsafe {
+            partials.write(b, b as u32 + 1);
+            let taken = DeviceAtomicU32::from_ptr(ticket.as_mut_ptr()).fetch_add(1, Relaxed);
+            if taken + 1 == thread::grid_dim().x {
+                let sum = (0..partials.len()).map(|i| partials.read(i)).sum();
+                out.write(0, sum);
+            }
+        }
+    }
+
+    /// Bug: block 1 publishes `data[0]` with a relaxed store of the flag; block 0 spins
+    /// on the flag (relaxed) and reads the data. Two blocks of 32; cooperative.
+    pub unsafe fn flag_without_release(data: UnsafeSlice<u32>, flag: UnsafeSlice<u32>, out: DisjointSlice<u32>) {
+        if thread::linear_thread_idx() != 0 {
+            return;
+        }
+        // SAFETY: the flag is only accessed atomically; the relaxed orderings are the
+        // planted bug.
+        unsafe {
+            let f = DeviceAtomicU32::from_ptr(flag.as_mut_ptr());
+            if thread::block_idx().x == 1 {
+                data.write(0, 42);
+                f.store(1, Relaxed);
+            } else {
+                while f.load(Relaxed) == 0 {}
+                let v = data.read(0);
+                if let Some(i) = out.get(thread::index()) {
+                    out.write(i, v);
+                }
+            }
+        }
+    }
+
+    /// Bug: every thread of every block counts into `count[0]` with a block-scope atomic,
+    /// which is atomic only within a block.
+    pub unsafe fn block_atomic_across_blocks(count: UnsafeSlice<u32>) {
+        // SAFETY: the counter is only accessed atomically; the scope is the planted bug.
+        unsafe { BlockAtomicU32::from_ptr(count.as_mut_ptr()).add(1, Relaxed) };
     }
 }

@@ -184,7 +184,7 @@ fn the_activemask_pitfall_is_named() {
     // NVIDIA's "Using CUDA warp-level primitives" reduction over `activemask()` taken in
     // the branch: when the scheduler splits the branch's lanes, the shuffles read lanes
     // left out of the mask that reached the same `activemask`.
-    let data = vec![1u32; 32];
+    let data = [1u32; 32];
     let mut split = 0;
     for seed in 0..32 {
         let mut out = vec![0u32];

@@ -416,8 +416,45 @@ fn run_misuse(kernel: &str) -> String {
 fn misused_groups_trap_on_the_gpu_with_a_message_naming_the_collective_and_masks() {
     let test = "misused_groups_trap_on_the_gpu_with_a_message_naming_the_collective_and_masks";
     let Some(_gpu) = gpu_or_skip(test) else { return };
-    // The GPU's presence check traps on each of these; the emulator reports the same
-    // error (ErrorKind::Trap, the GPU's words) with what it knows more: where the missing
+    let cases = [
+        // lanes 16..32 returned: lanes 0..16 reduce with 16 lanes missing.
+        (
+            &k::group_misuse_early_exit,
+            "reduce on a group whose lanes are not all present",
+            "lanes present 0x0000ffff",
+        ),
+        // second trip of the loop: only lanes 0..8 are left.
+        (
+            &k::group_misuse_divergent_ballot,
+            "ballot on a group whose lanes are not all present",
+            "lanes present 0x000000ff",
+        ),
+        (
+            &k::group_misuse_split_collectives,
+            "on a group whose lanes are not all present",
+            "group mask 0xffffffff",
+        ),
+    ];
+    for (kernel, message, masks) in cases {
+        let kernel = kernel.name();
+        let stdout = run_misuse(kernel);
+        assert!(
+            stdout.contains(&format!("child: {kernel} failed while running")),
+            "{kernel}: no KernelFailed:\n{stdout}"
+        );
+        assert!(stdout.contains(message), "{kernel}: message missing:\n{stdout}");
+        assert!(stdout.contains(masks), "{kernel}: masks missing:\n{stdout}");
+        assert!(stdout.contains("lib.rs"), "{kernel}: no source location:\n{stdout}");
+    }
+}
+
+/// On the emulator the same misuse ends the launch with a typed error (no trap, no child
+/// process): the emulator sees exactly which lanes never arrive at which collective, under
+/// every scheduler seed.
+#[test]
+fn misused_groups_end_an_emulated_launch_with_an_error_naming_the_collective_and_lanes() {
+    // The GPU's presence check traps on each of these (the test above); the emulator
+    // reports the same error (ErrorKind::Trap, the GPU's words) and where the missing
     // lanes are.
     let cases = [
         // lanes 16..32 returned: the reduction's first shuffle waits for them forever.

@@ -306,6 +306,7 @@ warpsafe::kernel! {
     ///
     /// # Safety
     /// `out` holds one element per thread.
+    #[allow(clippy::if_same_then_else)] // two barriers at two places: the planted bug
     pub unsafe fn barrier_in_branch(out: *mut u32) {
         let t = thread::linear_thread_idx();
         // SAFETY: none: the planted bug.

@@ -23,6 +23,7 @@ use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
 use super::block::{self, Block};
+use super::overflow;
 use super::race::{Clock, Published, Remote, Shadow};
 use super::undefined::Undefined;
 use super::warp;
@@ -616,7 +617,7 @@ pub(crate) unsafe fn run(
             unreachable!("a runnable thread has a coroutine")
         };
         IN_KERNEL.with(|k| k.set(true));
-        let result = coroutine.resume(());
+        let result = overflow::guarded(coroutine.trap_handler(), || coroutine.resume(()));
         IN_KERNEL.with(|k| k.set(false));
         if let CoroutineResult::Return(()) = result {
             if let Some(done) = coroutines[slot][linear as usize].take() {

@@ -115,6 +115,7 @@ pub mod device;
 mod engine;
 mod error;
 mod memory;
+mod overflow;
 mod race;
 mod report;
 mod undefined;
@@ -185,9 +186,13 @@ pub struct Options {
     /// initcheck, instead of where it is used (the default: a store or a computing
     /// collective of a value that carries the poison word, see [`POISON`]).
     pub undefined_at_source: bool,
-    /// Bytes of stack for each emulated thread (kernel code built without optimisation
-    /// needs more than on the GPU). Every live thread has its own stack, mapped with a
-    /// guard page: a launch keeps `max_resident_blocks` times the block size of them.
+    /// Bytes of stack for each emulated thread: the emulator's `cudaLimitStackSize` (a GPU
+    /// thread may have up to 512 KiB; kernel code built without optimisation needs more
+    /// than on the GPU). Stacks are mapped lazily with a guard page, so a large value
+    /// costs address space, not memory, until used; a launch keeps `max_resident_blocks`
+    /// times the block size of them. Overflowing it ends the launch with
+    /// [`ErrorKind::StackOverflow`] (on Linux x86_64 and aarch64; elsewhere the process
+    /// dies).
     pub stack_bytes: usize,
 }
 
@@ -202,7 +207,7 @@ fn env_seed() -> Option<u64> {
 impl Default for Options {
     /// Seed from `WARPSAFE_EMU_SEED` (else 0), 8 resident blocks, races checked, a step
     /// budget of 10^8 switch points without progress (about 20 s), CUDA's barrier rule,
-    /// 256 KiB stacks.
+    /// undefined values reported where used, 1 MiB stacks.
     fn default() -> Options {
         Options {
             seed: env_seed().unwrap_or(0),
@@ -212,7 +217,7 @@ impl Default for Options {
             livelock_steps: 100_000_000,
             exits_release_barriers: false,
             undefined_at_source: false,
-            stack_bytes: 256 * 1024,
+            stack_bytes: 1024 * 1024,
         }
     }
 }

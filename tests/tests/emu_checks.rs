@@ -410,3 +410,28 @@ fn a_block_scope_atomic_shared_between_blocks_races() {
     })
     .unwrap_or_else(|e| panic!("{e}"));
 }
+
+#[test]
+fn a_large_local_array_runs_and_an_overflow_is_an_error() {
+    let want =
+        (0..256u32).map(|t| (0..300 * 256u32).fold(0u32, |a, i| a.wrapping_add(i ^ t))).collect::<Vec<_>>();
+    let run = |options: &Options| -> Result<Vec<u32>, Error> {
+        let (device, module) = emulator(options);
+        let f = module.kernel(&correct::large_local_array).unwrap();
+        let mut out = device.alloc_zeroed::<u32>(256).unwrap();
+        device.launch(&f, LaunchConfig::linear(2, 128), (&mut out,)).map_err(emulated)?;
+        Ok(out.download().unwrap())
+    };
+    // Under the default stack size (1 MiB, lazily mapped) the 300 KiB array fits.
+    assert_eq!(run(&Options::default()).unwrap_or_else(|e| panic!("{e}")), want);
+    // A smaller stack overflows: the launch fails with a clear error, the process lives,
+    // and the next launch runs.
+    let small = Options { stack_bytes: 128 * 1024, ..Options::default() };
+    let err = run(&small).expect_err("an overflow");
+    assert_eq!(err.kind(), ErrorKind::StackOverflow, "{err}");
+    contains_all(
+        &err.to_string(),
+        &["overflowed its stack of 131072 bytes", "Options::stack_bytes", "large_local_array"],
+    );
+    assert_eq!(run(&Options::default()).unwrap_or_else(|e| panic!("{e}")), want);
+}

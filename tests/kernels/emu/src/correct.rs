@@ -545,4 +545,18 @@ warpsafe::kernel! {
         // SAFETY: the counter is only accessed atomically.
         unsafe { DeviceAtomicU32::from_ptr(count.as_mut_ptr()).add(1, Relaxed) };
     }
+
+    /// A thread with a 300 KiB local array (CUDA allows up to 512 KiB of stack per
+    /// thread): `out[t] = sum over i of (i ^ t)` for `i` in `0..76800`, wrapping.
+    pub fn large_local_array(out: DisjointSlice<u32>) {
+        let mut scratch = [0u32; 300 * 256];
+        let t = thread::global_index_x() as u32;
+        for (i, s) in scratch.iter_mut().enumerate() {
+            *s = i as u32 ^ t;
+        }
+        let total = core::hint::black_box(&scratch).iter().fold(0u32, |a, &b| a.wrapping_add(b));
+        if let Some(i) = out.get(thread::index()) {
+            out.write(i, total);
+        }
+    }
 }

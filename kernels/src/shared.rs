@@ -274,6 +274,27 @@ pub fn dynamic<T: Pod>() -> SharedSlice<T> {
     SharedSlice { base: base.cast(), len: bytes / core::mem::size_of::<T>().max(1) }
 }
 
+/// `len` elements of `T` of the block's dynamic shared memory, starting `offset` bytes
+/// into the window: CUDA's carving of `extern __shared__` memory into several arrays
+/// (`float* a = (float*)smem; int* b = (int*)&a[n];`), checked. A part that does not fit
+/// in the launch's `shared_mem_bytes` reports the end it would need and the window's size
+/// and traps (the CPU emulator: `ErrorKind::SharedOutOfBounds`), and so does an `offset`
+/// that is not a multiple of `T`'s alignment.
+#[inline(always)]
+#[track_caller]
+pub fn dynamic_part<T: Pod>(offset: usize, len: usize) -> SharedSlice<T> {
+    const { assert!(core::mem::align_of::<T>() <= 16, "dynamic shared memory is 16-byte aligned") };
+    let (base, bytes) = arch::dynamic_shared();
+    let end = len.checked_mul(core::mem::size_of::<T>()).and_then(|b| b.checked_add(offset));
+    match end {
+        Some(end) if end <= bytes && offset.is_multiple_of(core::mem::align_of::<T>()) => {
+            // SAFETY: offset + len elements lie inside the window (checked just above).
+            SharedSlice { base: unsafe { base.add(offset) }.cast(), len }
+        }
+        _ => arch::index_out_of_bounds(Memory::Shared, end.unwrap_or(usize::MAX), bytes, Location::caller()),
+    }
+}
+
 /// Declares a statically sized block-shared array at item level.
 ///
 /// ```

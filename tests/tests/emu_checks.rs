@@ -435,3 +435,20 @@ fn a_large_local_array_runs_and_an_overflow_is_an_error() {
     );
     assert_eq!(run(&Options::default()).unwrap_or_else(|e| panic!("{e}")), want);
 }
+
+#[test]
+fn carving_the_dynamic_window_is_checked() {
+    let run = |bytes: u32, options: &Options| -> Result<(), Error> {
+        let (device, module) = emulator(options);
+        let f = module.kernel(&misuse::dynamic_carved_past_the_end).unwrap();
+        let mut out = device.alloc_zeroed::<f32>(32).unwrap();
+        let config = LaunchConfig { shared_mem_bytes: bytes, ..LaunchConfig::linear(1, 32) };
+        // SAFETY: one warp, one output element per lane.
+        unsafe { device.launch_unsafe(&f, config, (&mut out,)) }.map_err(emulated)
+    };
+    let err = for_each_seed(SEEDS, |options| run(128, options)).expect_err("out of the window");
+    assert_eq!(err.kind(), ErrorKind::SharedOutOfBounds, "{err}");
+    contains_all(&err.to_string(), &["index 192", "length 128", "misuse.rs:"]);
+    // With 192 bytes both parts fit.
+    for_each_seed(SEEDS, |options| run(192, options)).unwrap_or_else(|e| panic!("{e}"));
+}

@@ -507,4 +507,22 @@ warpsafe::kernel! {
         // SAFETY: the counter is only accessed atomically; the scope is the planted bug.
         unsafe { BlockAtomicU32::from_ptr(count.as_mut_ptr()).add(1, Relaxed) };
     }
+
+    /// Bug: carves 16 `u32` at byte 0 and 32 `f32` at byte 64 out of the dynamic window;
+    /// launched with 128 bytes, the second part does not fit.
+    pub unsafe fn dynamic_carved_past_the_end(out: DisjointSlice<f32>) {
+        let counts = shared::dynamic_part::<u32>(0, 16);
+        let values = shared::dynamic_part::<f32>(64, 32);
+        let lane = warp::lane_id() as usize;
+        // SAFETY: each lane writes its own elements.
+        unsafe {
+            if lane < counts.len() {
+                counts.write(lane, 1);
+            }
+            values.write(lane, lane as f32);
+        }
+        if let Some(i) = out.get(thread::index()) {
+            out.write(i, 0.0);
+        }
+    }
 }

@@ -127,6 +127,8 @@ mod memory;
 mod overflow;
 mod race;
 mod report;
+#[cfg(test)]
+mod tests;
 mod undefined;
 mod warp;
 

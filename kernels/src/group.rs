@@ -137,7 +137,8 @@ struct MisuseArgs {
 #[cold]
 #[inline(never)]
 fn report_missing_lanes(collective: &CStr, mask: u32, present: u32, at: &Location<'_>) -> ! {
-    let file = arch::c_file_name(at);
+    let mut file = [0u8; 160];
+    arch::c_file_name(at, &mut file);
     let block = thread::block_idx();
     let args = MisuseArgs {
         collective: collective.as_ptr().cast(),

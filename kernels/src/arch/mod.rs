@@ -34,17 +34,17 @@ pub const FULL_MASK: u32 = u32::MAX;
 /// Number of lanes in a warp on every NVIDIA GPU from sm_70 on.
 pub const WARP_SIZE: u32 = 32;
 
-/// `at`'s file name as a NUL-terminated string for `vprintf` (the end of a path longer
-/// than 159 bytes is kept): `Location::file` is not NUL-terminated.
+/// Writes `at`'s file name into `file` as a NUL-terminated string for `vprintf` (the end
+/// of a path longer than 159 bytes is kept): `Location::file` is not NUL-terminated.
+/// In place, not returned: a returned array is a copy that costs the grid reductions
+/// registers (ptxas inlines the trap paths; `reduce_ptx.rs` measures it).
 #[inline(always)]
-pub(crate) fn c_file_name(at: &core::panic::Location<'_>) -> [u8; 160] {
-    let mut file = [0u8; 160];
+pub(crate) fn c_file_name(at: &core::panic::Location<'_>, file: &mut [u8; 160]) {
     let name = at.file().as_bytes();
     let keep = name.len().min(file.len() - 1);
     for (to, from) in file.iter_mut().zip(&name[name.len() - keep..]) {
         *to = *from;
     }
-    file
 }
 
 /// FNV-1a hash of a Rust module path: the suffix that makes each shared array's PTX name

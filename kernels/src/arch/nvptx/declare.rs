@@ -148,7 +148,8 @@ pub fn index_out_of_bounds(
     len: usize,
     at: &core::panic::Location<'_>,
 ) -> ! {
-    let file = crate::arch::c_file_name(at);
+    let mut file = [0u8; 160];
+    crate::arch::c_file_name(at, &mut file);
     let (block, thread) = (super::block_idx(), super::thread_idx());
     let memory = match memory {
         crate::arch::Memory::Shared => c"shared-memory",
@@ -190,7 +191,8 @@ struct ShuffleWidthArgs {
 #[cold]
 #[inline(never)]
 pub fn invalid_shuffle_width(width: u32, at: &core::panic::Location<'_>) -> ! {
-    let file = crate::arch::c_file_name(at);
+    let mut file = [0u8; 160];
+    crate::arch::c_file_name(at, &mut file);
     let (block, thread) = (super::block_idx(), super::thread_idx());
     let args = ShuffleWidthArgs {
         width,

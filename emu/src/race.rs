@@ -169,6 +169,10 @@ pub(crate) struct BlockClocks {
     /// `local[t * threads + u]`: `(generation, value)`, what thread `t` learned of `u`'s
     /// clock beyond the floor; valid while `generation` is the current one.
     local: Vec<(u32, u32)>,
+    /// Per thread, the `u`s whose entries in `local` are of the current generation: a
+    /// join of a few lanes (a collective) then costs what they learned since the last
+    /// barrier, not the block size.
+    learned: Vec<Vec<u32>>,
     generation: u32,
 }
 
@@ -178,6 +182,7 @@ impl BlockClocks {
             threads,
             floor: vec![0; threads],
             local: vec![(0, 0); threads * threads],
+            learned: vec![Vec::new(); threads],
             generation: 1,
         };
         for t in 0..threads {
@@ -197,14 +202,23 @@ impl BlockClocks {
     /// Thread `t` learns that `u`'s clock is at least `value`.
     fn raise(&mut self, t: usize, u: usize, value: u32) {
         if value > self.get(t, u) {
-            self.local[t * self.threads + u] = (self.generation, value);
+            self.set(t, u, value);
         }
+    }
+
+    /// Sets thread `t`'s entry for `u` in the current generation.
+    fn set(&mut self, t: usize, u: usize, value: u32) {
+        let entry = &mut self.local[t * self.threads + u];
+        if entry.0 != self.generation {
+            self.learned[t].push(u as u32);
+        }
+        *entry = (self.generation, value);
     }
 
     /// Thread `t` starts a new epoch of its own.
     pub fn tick(&mut self, t: usize) {
         let next = self.get(t, t) + 1;
-        self.local[t * self.threads + t] = (self.generation, next);
+        self.set(t, t, next);
     }
 
     /// Thread `t`'s clock over the block.
@@ -240,19 +254,29 @@ impl BlockClocks {
                 .collect();
             self.floor = floor;
             self.generation += 1;
+            for learned in &mut self.learned {
+                learned.clear();
+            }
             for &p in participants {
                 self.tick(p as usize);
             }
             return;
         }
-        let mut joined = vec![0; self.threads];
+        // Only entries above the floor can differ between the participants.
+        let mut joined: Vec<(usize, u32)> = Vec::new();
         for &p in participants {
-            for (u, j) in joined.iter_mut().enumerate() {
-                *j = (*j).max(self.get(p as usize, u));
+            for &u in &self.learned[p as usize] {
+                let value = self.get(p as usize, u as usize);
+                match joined.iter_mut().find(|(v, _)| *v == u as usize) {
+                    Some((_, j)) => *j = (*j).max(value),
+                    None => joined.push((u as usize, value)),
+                }
             }
         }
         for &p in participants {
-            self.join_into(p as usize, &joined);
+            for &(u, value) in &joined {
+                self.raise(p as usize, u, value);
+            }
             self.tick(p as usize);
         }
     }

@@ -34,7 +34,8 @@
 //!     fn kernels() -> ReduceKernels;
 //! }
 //! pub struct ReduceKernels { pub program: Program, pub two_pass: &'static Kernel,
-//!                            pub last_block: &'static Kernel, pub cooperative: &'static Kernel }
+//!                            pub last_block: &'static Kernel, pub cooperative: &'static Kernel,
+//!                            pub fold_copies: &'static Kernel }
 //! impl<T: Pod, O: Reduction<T>> Reducer<T, O> {
 //!     pub fn new(device: &Device) -> Result<Self, Error>;                     // Strategy::Auto
 //!     pub fn with_options(device: &Device, options: ReduceOptions) -> Result<Self, Error>;
@@ -150,7 +151,8 @@ pub struct Plan {
     pub launches: u32,
 }
 
-/// The three grid-reduction kernels of one element type and operator, as
+/// The kernels of one element type and operator (three grid reductions and the
+/// element-wise fold of copies), as
 /// `warpsafe::reduce_kernels!` declares them, and the program that holds them.
 #[derive(Clone, Copy, Debug)]
 pub struct ReduceKernels {
@@ -162,6 +164,10 @@ pub struct ReduceKernels {
     pub last_block: &'static warpsafe::kernel::UntypedKernel,
     /// `warpsafe::reduce::grid::cooperative`.
     pub cooperative: &'static warpsafe::kernel::UntypedKernel,
+    /// `warpsafe::reduce::copies::fold_copies`: the cross-device all-reduce of
+    /// [`crate::collective`] combines gathered copies with it when the transport cannot
+    /// apply the operator itself.
+    pub fold_copies: &'static warpsafe::kernel::UntypedKernel,
 }
 
 /// An operator a [`Reducer`] can apply to `T`: its kernels and what an empty input
@@ -184,7 +190,7 @@ pub trait Reduction<T: Pod>: Operator<T> + Default {
 /// Implements [`Reduction`] for built-in operators; `$empty` says whether an empty input
 /// gives the identity (`identity`) or `None` (`none`).
 macro_rules! builtin {
-    ($($op:ident $t:ty: $empty:ident, $two_pass:ident, $last_block:ident, $cooperative:ident;)*) => {$(
+    ($($op:ident $t:ty: $empty:ident, $two_pass:ident, $last_block:ident, $cooperative:ident, $fold_copies:ident;)*) => {$(
         impl Reduction<$t> for $op {
             builtin!(@output $empty, $t);
             fn kernels() -> ReduceKernels {
@@ -193,6 +199,7 @@ macro_rules! builtin {
                     two_pass: &warpsafe_entry::reduce::$two_pass,
                     last_block: &warpsafe_entry::reduce::$last_block,
                     cooperative: &warpsafe_entry::reduce::$cooperative,
+                    fold_copies: &warpsafe_entry::reduce::$fold_copies,
                 }
             }
         }
@@ -212,36 +219,36 @@ macro_rules! builtin {
 }
 
 builtin! {
-    Sum f32: identity, warpsafe_reduce_sum_f32_two_pass, warpsafe_reduce_sum_f32_last_block, warpsafe_reduce_sum_f32_cooperative;
-    Sum f64: identity, warpsafe_reduce_sum_f64_two_pass, warpsafe_reduce_sum_f64_last_block, warpsafe_reduce_sum_f64_cooperative;
-    Sum i32: identity, warpsafe_reduce_sum_i32_two_pass, warpsafe_reduce_sum_i32_last_block, warpsafe_reduce_sum_i32_cooperative;
-    Sum u32: identity, warpsafe_reduce_sum_u32_two_pass, warpsafe_reduce_sum_u32_last_block, warpsafe_reduce_sum_u32_cooperative;
-    Sum i64: identity, warpsafe_reduce_sum_i64_two_pass, warpsafe_reduce_sum_i64_last_block, warpsafe_reduce_sum_i64_cooperative;
-    Sum u64: identity, warpsafe_reduce_sum_u64_two_pass, warpsafe_reduce_sum_u64_last_block, warpsafe_reduce_sum_u64_cooperative;
-    Min f32: none, warpsafe_reduce_min_f32_two_pass, warpsafe_reduce_min_f32_last_block, warpsafe_reduce_min_f32_cooperative;
-    Min f64: none, warpsafe_reduce_min_f64_two_pass, warpsafe_reduce_min_f64_last_block, warpsafe_reduce_min_f64_cooperative;
-    Min i32: none, warpsafe_reduce_min_i32_two_pass, warpsafe_reduce_min_i32_last_block, warpsafe_reduce_min_i32_cooperative;
-    Min u32: none, warpsafe_reduce_min_u32_two_pass, warpsafe_reduce_min_u32_last_block, warpsafe_reduce_min_u32_cooperative;
-    Min i64: none, warpsafe_reduce_min_i64_two_pass, warpsafe_reduce_min_i64_last_block, warpsafe_reduce_min_i64_cooperative;
-    Min u64: none, warpsafe_reduce_min_u64_two_pass, warpsafe_reduce_min_u64_last_block, warpsafe_reduce_min_u64_cooperative;
-    Max f32: none, warpsafe_reduce_max_f32_two_pass, warpsafe_reduce_max_f32_last_block, warpsafe_reduce_max_f32_cooperative;
-    Max f64: none, warpsafe_reduce_max_f64_two_pass, warpsafe_reduce_max_f64_last_block, warpsafe_reduce_max_f64_cooperative;
-    Max i32: none, warpsafe_reduce_max_i32_two_pass, warpsafe_reduce_max_i32_last_block, warpsafe_reduce_max_i32_cooperative;
-    Max u32: none, warpsafe_reduce_max_u32_two_pass, warpsafe_reduce_max_u32_last_block, warpsafe_reduce_max_u32_cooperative;
-    Max i64: none, warpsafe_reduce_max_i64_two_pass, warpsafe_reduce_max_i64_last_block, warpsafe_reduce_max_i64_cooperative;
-    Max u64: none, warpsafe_reduce_max_u64_two_pass, warpsafe_reduce_max_u64_last_block, warpsafe_reduce_max_u64_cooperative;
-    BitAnd i32: identity, warpsafe_reduce_and_i32_two_pass, warpsafe_reduce_and_i32_last_block, warpsafe_reduce_and_i32_cooperative;
-    BitAnd u32: identity, warpsafe_reduce_and_u32_two_pass, warpsafe_reduce_and_u32_last_block, warpsafe_reduce_and_u32_cooperative;
-    BitAnd i64: identity, warpsafe_reduce_and_i64_two_pass, warpsafe_reduce_and_i64_last_block, warpsafe_reduce_and_i64_cooperative;
-    BitAnd u64: identity, warpsafe_reduce_and_u64_two_pass, warpsafe_reduce_and_u64_last_block, warpsafe_reduce_and_u64_cooperative;
-    BitOr i32: identity, warpsafe_reduce_or_i32_two_pass, warpsafe_reduce_or_i32_last_block, warpsafe_reduce_or_i32_cooperative;
-    BitOr u32: identity, warpsafe_reduce_or_u32_two_pass, warpsafe_reduce_or_u32_last_block, warpsafe_reduce_or_u32_cooperative;
-    BitOr i64: identity, warpsafe_reduce_or_i64_two_pass, warpsafe_reduce_or_i64_last_block, warpsafe_reduce_or_i64_cooperative;
-    BitOr u64: identity, warpsafe_reduce_or_u64_two_pass, warpsafe_reduce_or_u64_last_block, warpsafe_reduce_or_u64_cooperative;
-    BitXor i32: identity, warpsafe_reduce_xor_i32_two_pass, warpsafe_reduce_xor_i32_last_block, warpsafe_reduce_xor_i32_cooperative;
-    BitXor u32: identity, warpsafe_reduce_xor_u32_two_pass, warpsafe_reduce_xor_u32_last_block, warpsafe_reduce_xor_u32_cooperative;
-    BitXor i64: identity, warpsafe_reduce_xor_i64_two_pass, warpsafe_reduce_xor_i64_last_block, warpsafe_reduce_xor_i64_cooperative;
-    BitXor u64: identity, warpsafe_reduce_xor_u64_two_pass, warpsafe_reduce_xor_u64_last_block, warpsafe_reduce_xor_u64_cooperative;
+    Sum f32: identity, warpsafe_reduce_sum_f32_two_pass, warpsafe_reduce_sum_f32_last_block, warpsafe_reduce_sum_f32_cooperative, warpsafe_reduce_sum_f32_fold_copies;
+    Sum f64: identity, warpsafe_reduce_sum_f64_two_pass, warpsafe_reduce_sum_f64_last_block, warpsafe_reduce_sum_f64_cooperative, warpsafe_reduce_sum_f64_fold_copies;
+    Sum i32: identity, warpsafe_reduce_sum_i32_two_pass, warpsafe_reduce_sum_i32_last_block, warpsafe_reduce_sum_i32_cooperative, warpsafe_reduce_sum_i32_fold_copies;
+    Sum u32: identity, warpsafe_reduce_sum_u32_two_pass, warpsafe_reduce_sum_u32_last_block, warpsafe_reduce_sum_u32_cooperative, warpsafe_reduce_sum_u32_fold_copies;
+    Sum i64: identity, warpsafe_reduce_sum_i64_two_pass, warpsafe_reduce_sum_i64_last_block, warpsafe_reduce_sum_i64_cooperative, warpsafe_reduce_sum_i64_fold_copies;
+    Sum u64: identity, warpsafe_reduce_sum_u64_two_pass, warpsafe_reduce_sum_u64_last_block, warpsafe_reduce_sum_u64_cooperative, warpsafe_reduce_sum_u64_fold_copies;
+    Min f32: none, warpsafe_reduce_min_f32_two_pass, warpsafe_reduce_min_f32_last_block, warpsafe_reduce_min_f32_cooperative, warpsafe_reduce_min_f32_fold_copies;
+    Min f64: none, warpsafe_reduce_min_f64_two_pass, warpsafe_reduce_min_f64_last_block, warpsafe_reduce_min_f64_cooperative, warpsafe_reduce_min_f64_fold_copies;
+    Min i32: none, warpsafe_reduce_min_i32_two_pass, warpsafe_reduce_min_i32_last_block, warpsafe_reduce_min_i32_cooperative, warpsafe_reduce_min_i32_fold_copies;
+    Min u32: none, warpsafe_reduce_min_u32_two_pass, warpsafe_reduce_min_u32_last_block, warpsafe_reduce_min_u32_cooperative, warpsafe_reduce_min_u32_fold_copies;
+    Min i64: none, warpsafe_reduce_min_i64_two_pass, warpsafe_reduce_min_i64_last_block, warpsafe_reduce_min_i64_cooperative, warpsafe_reduce_min_i64_fold_copies;
+    Min u64: none, warpsafe_reduce_min_u64_two_pass, warpsafe_reduce_min_u64_last_block, warpsafe_reduce_min_u64_cooperative, warpsafe_reduce_min_u64_fold_copies;
+    Max f32: none, warpsafe_reduce_max_f32_two_pass, warpsafe_reduce_max_f32_last_block, warpsafe_reduce_max_f32_cooperative, warpsafe_reduce_max_f32_fold_copies;
+    Max f64: none, warpsafe_reduce_max_f64_two_pass, warpsafe_reduce_max_f64_last_block, warpsafe_reduce_max_f64_cooperative, warpsafe_reduce_max_f64_fold_copies;
+    Max i32: none, warpsafe_reduce_max_i32_two_pass, warpsafe_reduce_max_i32_last_block, warpsafe_reduce_max_i32_cooperative, warpsafe_reduce_max_i32_fold_copies;
+    Max u32: none, warpsafe_reduce_max_u32_two_pass, warpsafe_reduce_max_u32_last_block, warpsafe_reduce_max_u32_cooperative, warpsafe_reduce_max_u32_fold_copies;
+    Max i64: none, warpsafe_reduce_max_i64_two_pass, warpsafe_reduce_max_i64_last_block, warpsafe_reduce_max_i64_cooperative, warpsafe_reduce_max_i64_fold_copies;
+    Max u64: none, warpsafe_reduce_max_u64_two_pass, warpsafe_reduce_max_u64_last_block, warpsafe_reduce_max_u64_cooperative, warpsafe_reduce_max_u64_fold_copies;
+    BitAnd i32: identity, warpsafe_reduce_and_i32_two_pass, warpsafe_reduce_and_i32_last_block, warpsafe_reduce_and_i32_cooperative, warpsafe_reduce_and_i32_fold_copies;
+    BitAnd u32: identity, warpsafe_reduce_and_u32_two_pass, warpsafe_reduce_and_u32_last_block, warpsafe_reduce_and_u32_cooperative, warpsafe_reduce_and_u32_fold_copies;
+    BitAnd i64: identity, warpsafe_reduce_and_i64_two_pass, warpsafe_reduce_and_i64_last_block, warpsafe_reduce_and_i64_cooperative, warpsafe_reduce_and_i64_fold_copies;
+    BitAnd u64: identity, warpsafe_reduce_and_u64_two_pass, warpsafe_reduce_and_u64_last_block, warpsafe_reduce_and_u64_cooperative, warpsafe_reduce_and_u64_fold_copies;
+    BitOr i32: identity, warpsafe_reduce_or_i32_two_pass, warpsafe_reduce_or_i32_last_block, warpsafe_reduce_or_i32_cooperative, warpsafe_reduce_or_i32_fold_copies;
+    BitOr u32: identity, warpsafe_reduce_or_u32_two_pass, warpsafe_reduce_or_u32_last_block, warpsafe_reduce_or_u32_cooperative, warpsafe_reduce_or_u32_fold_copies;
+    BitOr i64: identity, warpsafe_reduce_or_i64_two_pass, warpsafe_reduce_or_i64_last_block, warpsafe_reduce_or_i64_cooperative, warpsafe_reduce_or_i64_fold_copies;
+    BitOr u64: identity, warpsafe_reduce_or_u64_two_pass, warpsafe_reduce_or_u64_last_block, warpsafe_reduce_or_u64_cooperative, warpsafe_reduce_or_u64_fold_copies;
+    BitXor i32: identity, warpsafe_reduce_xor_i32_two_pass, warpsafe_reduce_xor_i32_last_block, warpsafe_reduce_xor_i32_cooperative, warpsafe_reduce_xor_i32_fold_copies;
+    BitXor u32: identity, warpsafe_reduce_xor_u32_two_pass, warpsafe_reduce_xor_u32_last_block, warpsafe_reduce_xor_u32_cooperative, warpsafe_reduce_xor_u32_fold_copies;
+    BitXor i64: identity, warpsafe_reduce_xor_i64_two_pass, warpsafe_reduce_xor_i64_last_block, warpsafe_reduce_xor_i64_cooperative, warpsafe_reduce_xor_i64_fold_copies;
+    BitXor u64: identity, warpsafe_reduce_xor_u64_two_pass, warpsafe_reduce_xor_u64_last_block, warpsafe_reduce_xor_u64_cooperative, warpsafe_reduce_xor_u64_fold_copies;
 }
 
 /// Index of the last-block ticket counter in the sync words.

@@ -15,7 +15,7 @@ use reduce_test_kernels::{
     StatsOp, BLOCK_SLOTS, CONVERGED_SLOTS, COUNTERS, POISON, WARP_SLOTS,
 };
 use warpsafe::op::{BitAnd, BitOr, BitXor, Max, Min, Operator, Sum};
-use warpsafe_host::reduce::{ReduceKernels, ReduceOptions, Reducer, Reduction, Strategy};
+use warpsafe_host::reduce::{ReduceOptions, Reducer, Reduction, Strategy};
 use warpsafe_host::{kernel_args, Device, DeviceBuffer, Error, LaunchConfig};
 use warpsafe_tests::{common_modules, gpu_or_skip, on_gpu, test_devices, test_program};
 
@@ -802,39 +802,9 @@ fn plans_follow_the_length() {
 // ---------------------------------------------------------------------------------------
 // User-defined operators
 
-macro_rules! user_reduction {
-    ($name:ident: $t:ty, $op:ident, $two:ident, $last:ident, $coop:ident) => {
-        /// The test crate's operator, with its kernels, for the Reducer.
-        #[derive(Clone, Copy, Default)]
-        struct $name;
-        impl Operator<$t> for $name {
-            const COMMUTATIVE: bool = <$op as Operator<$t>>::COMMUTATIVE;
-            fn identity(self) -> $t {
-                $op.identity()
-            }
-            fn combine(self, a: $t, b: $t) -> $t {
-                $op.combine(a, b)
-            }
-        }
-        impl Reduction<$t> for $name {
-            type Output = $t;
-            fn output(value: $t, _len: usize) -> $t {
-                value
-            }
-            fn kernels() -> ReduceKernels {
-                ReduceKernels {
-                    program: test_program("reduce"),
-                    two_pass: &k::grid::$two,
-                    last_block: &k::grid::$last,
-                    cooperative: &k::grid::$coop,
-                }
-            }
-        }
-    };
-}
-user_reduction!(MatReduction: Mat2, MatMul, reduce_mat_two_pass, reduce_mat_last_block, reduce_mat_cooperative);
-user_reduction!(StatsReduction: Stats, StatsOp, reduce_stats_two_pass, reduce_stats_last_block, reduce_stats_cooperative);
-user_reduction!(LanesReduction: Lanes, LaneSum, reduce_lanes_two_pass, reduce_lanes_last_block, reduce_lanes_cooperative);
+warpsafe_tests::user_reduction!(MatReduction: Mat2, MatMul, reduce_mat_two_pass, reduce_mat_last_block, reduce_mat_cooperative, reduce_mat_fold_copies);
+warpsafe_tests::user_reduction!(StatsReduction: Stats, StatsOp, reduce_stats_two_pass, reduce_stats_last_block, reduce_stats_cooperative, reduce_stats_fold_copies);
+warpsafe_tests::user_reduction!(LanesReduction: Lanes, LaneSum, reduce_lanes_two_pass, reduce_lanes_last_block, reduce_lanes_cooperative, reduce_lanes_fold_copies);
 
 fn check_user<T: Pod + PartialEq + std::fmt::Debug, O: Reduction<T, Output = T>>(
     device: &Device,

@@ -13,6 +13,10 @@ const INTS: [&str; 4] = ["i32", "u32", "i64", "u64"];
 const FLOATS: [&str; 2] = ["f32", "f64"];
 const STRATEGIES: [&str; 3] = ["two_pass", "last_block", "cooperative"];
 
+/// Every entry kernel per operator and type: the strategies and the element-wise fold of
+/// copies (`warpsafe::reduce::copies`, the cross-device all-reduce's combining step).
+const KERNELS: [&str; 4] = ["two_pass", "last_block", "cooperative", "fold_copies"];
+
 /// `(op, type)` of every built-in grid reduction.
 fn reductions() -> Vec<(&'static str, &'static str)> {
     let mut all = Vec::new();
@@ -68,7 +72,7 @@ fn every_grid_reduction_kernel_exists_for_sm70_sm80_sm90() {
     assert_eq!(archs, vec![70, 80, 90]);
     for &(sm, ptx) in warpsafe_host::ptx::EMBEDDED {
         for (op, ty) in reductions() {
-            for strategy in STRATEGIES {
+            for strategy in KERNELS {
                 let name = format!("warpsafe_reduce_{op}_{ty}_{strategy}");
                 assert!(ptx.contains(&format!(".entry {name}(")), "sm_{sm}: no .entry {name}");
             }
@@ -114,6 +118,28 @@ fn hot_loop_is_four_unrolled_read_only_vector_loads() {
                     note(&format!("hot loop of {name} (sm_90):\n{}", hot.join("\n")));
                 }
             }
+        }
+    }
+}
+
+#[test]
+fn fold_copies_is_element_wise_without_synchronisation() {
+    for &(sm, ptx) in warpsafe_host::ptx::EMBEDDED {
+        for (op, ty) in reductions() {
+            let name = format!("warpsafe_reduce_{op}_{ty}_fold_copies");
+            let body = kernel_body(ptx, &name);
+            // Each thread combines its own elements: no atomics, no warp or block
+            // collectives, no local memory; plain loads and stores (generic addressing, as
+            // `Slice` indexing and `DisjointSlice::write` compile) and the bounds check.
+            for forbidden in
+                ["atom.", "red.", "shfl.", "vote.", "bar.", "barrier.", "membar", "fence.", ".local"]
+            {
+                assert!(!body.contains(forbidden), "sm_{sm} {name}: `{forbidden}`");
+            }
+            let has = |op: &str| body.lines().any(|l| l.trim_start().starts_with(op));
+            assert!(has("ld.b") || has("ld.global"), "sm_{sm} {name}: no load");
+            assert!(has("st.b") || has("st.global"), "sm_{sm} {name}: no store");
+            assert!(body.contains("out_of_bounds"), "sm_{sm} {name}: no bounds check");
         }
     }
 }
@@ -190,7 +216,7 @@ fn grid_reductions_assemble_without_spills_and_keep_occupancy() {
             assemble(ptx, sm).unwrap_or_else(|e| panic!("ptxas rejected the entry PTX for sm_{sm}:\n{e}"));
         let reduce: Vec<_> =
             resources(&report).into_iter().filter(|(f, _, _)| f.starts_with("warpsafe_reduce_")).collect();
-        assert_eq!(reduce.len(), reductions().len() * STRATEGIES.len(), "sm_{sm}: ptxas reported {reduce:?}");
+        assert_eq!(reduce.len(), reductions().len() * KERNELS.len(), "sm_{sm}: ptxas reported {reduce:?}");
         let most = reduce.iter().map(|(_, r, _)| *r).max().unwrap_or(0);
         for (function, registers, spills) in &reduce {
             assert!(

@@ -637,25 +637,29 @@ impl GridBarrier<'_> {
     }
 }
 
-/// Declares the three grid-reduction kernels for one element type and operator, with the
-/// parameter lists the host's `Reducer` launches (in this order):
+/// Declares the kernels the host's `Reducer` (three grid-reduction strategies) and its
+/// cross-device all-reduce (an element-wise fold) launch for one element type and
+/// operator, with these parameter lists (in this order):
 ///
 /// - `two_pass(input: Slice<T>, partials: *mut T)`: [`two_pass`];
 /// - `last_block(input: Slice<T>, slots: *mut u64, counter: *mut u32, epoch: u32, out: *mut T)`:
 ///   [`last_block`];
 /// - `cooperative(input: Slice<T>, partials: *mut T, barrier: *mut u32, out: *mut T)`:
-///   [`cooperative`].
+///   [`cooperative`];
+/// - `fold_copies(copies: Slice<T>, count: u32, out: DisjointSlice<T>)`:
+///   [`crate::reduce::copies::fold_copies`], a safe kernel.
 ///
-/// Each must be launched with [`shared_bytes`]`::<T>()` bytes of dynamic shared memory.
+/// The first three must be launched with [`shared_bytes`]`::<T>()` bytes of dynamic
+/// shared memory.
 ///
 /// ```ignore
 /// warpsafe::reduce_kernels! {
-///     Mat2, MatMul => mat_two_pass, mat_last_block, mat_cooperative;
+///     Mat2, MatMul => mat_two_pass, mat_last_block, mat_cooperative, mat_fold_copies;
 /// }
 /// ```
 #[macro_export]
 macro_rules! reduce_kernels {
-    ($($t:ty, $op:expr => $two_pass:ident, $last_block:ident, $cooperative:ident;)*) => {$(
+    ($($t:ty, $op:expr => $two_pass:ident, $last_block:ident, $cooperative:ident, $fold_copies:ident;)*) => {$(
         $crate::kernel! {
             #[doc = concat!("Two-pass grid reduction of `", stringify!($t), "` with `", stringify!($op), "`: ")]
             #[doc = "`warpsafe::reduce::grid::two_pass`."]
@@ -696,6 +700,16 @@ macro_rules! reduce_kernels {
             ) {
                 // SAFETY: forwarded from the launch contract.
                 unsafe { $crate::reduce::grid::cooperative(input, partials, barrier, out, $op) }
+            }
+
+            #[doc = concat!("Element-wise fold of `count` copies of `", stringify!($t), "` with `")]
+            #[doc = concat!(stringify!($op), "`: `warpsafe::reduce::copies::fold_copies`.")]
+            pub fn $fold_copies(
+                copies: $crate::global::Slice<$t>,
+                count: u32,
+                out: $crate::global::DisjointSlice<$t>,
+            ) {
+                $crate::reduce::copies::fold_copies(copies, count, out, $op)
             }
         }
     )*};

@@ -6,6 +6,7 @@
 //! | block | [`block`] | reduce, inclusive and exclusive scan over a block of 1 to 1024 threads, in shared scratch of [`block::SCRATCH_LEN`] elements |
 //! | grid | [`grid`] | a whole array in one of three strategies (two-pass, last block, cooperative), and a grid barrier |
 //! | atomics | [`aggregate`] | warp-aggregated atomics: one atomic per warp for the lanes that want one |
+//! | copies | [`copies`] | element-wise fold of equal-length copies (the combining step of a cross-device all-reduce) |
 //!
 //! Everything combines operands in rank order (`combine(a, b)` has the lower ranks'
 //! values in `a`) unless the operator declares [`Operator::COMMUTATIVE`], in which case
@@ -32,5 +33,6 @@
 
 pub mod aggregate;
 pub mod block;
+pub mod copies;
 pub mod grid;
 pub mod warp;

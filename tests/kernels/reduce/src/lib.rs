@@ -120,9 +120,9 @@ pub mod grid {
     use super::{LaneSum, Lanes, Mat2, MatMul, Stats, StatsOp};
 
     warpsafe::reduce_kernels! {
-        Mat2, MatMul => reduce_mat_two_pass, reduce_mat_last_block, reduce_mat_cooperative;
-        Stats, StatsOp => reduce_stats_two_pass, reduce_stats_last_block, reduce_stats_cooperative;
-        Lanes, LaneSum => reduce_lanes_two_pass, reduce_lanes_last_block, reduce_lanes_cooperative;
+        Mat2, MatMul => reduce_mat_two_pass, reduce_mat_last_block, reduce_mat_cooperative, reduce_mat_fold_copies;
+        Stats, StatsOp => reduce_stats_two_pass, reduce_stats_last_block, reduce_stats_cooperative, reduce_stats_fold_copies;
+        Lanes, LaneSum => reduce_lanes_two_pass, reduce_lanes_last_block, reduce_lanes_cooperative, reduce_lanes_fold_copies;
     }
 }
 

@@ -55,6 +55,8 @@ enum Storage {
     Host {
         base: NonNull<u8>,
         layout: Layout,
+        /// The emulated device that owns it.
+        emulator: u64,
     },
 }
 
@@ -88,7 +90,7 @@ fn byte_size<T>(len: usize, operation: &'static str) -> Result<usize, Error> {
 
 impl<T: Pod> DeviceBuffer<T> {
     /// Whether this buffer's memory belongs to `device`: allocated in the same GPU
-    /// context, or host memory for the emulator. An empty buffer belongs to every device.
+    /// context, or by the same emulated device. An empty buffer belongs to every device.
     /// Kernels of one device must never receive another device's addresses: a GPU
     /// cannot read host memory this way, and the emulator would read a GPU address as a
     /// host pointer.
@@ -96,7 +98,7 @@ impl<T: Pod> DeviceBuffer<T> {
         match (&self.storage, device.as_gpu()) {
             (Storage::Empty, _) => true,
             (Storage::Gpu { context, .. }, Some(gpu)) => Arc::ptr_eq(context, gpu.context()),
-            (Storage::Host { .. }, None) => true,
+            (Storage::Host { emulator, .. }, None) => device.emulator_id() == Some(*emulator),
             _ => false,
         }
     }
@@ -124,8 +126,8 @@ impl<T: Pod> DeviceBuffer<T> {
         Ok(buffer)
     }
 
-    /// `len` zeroed elements of host memory for the emulator.
-    pub(crate) fn host_zeroed(len: usize) -> Result<Self, Error> {
+    /// `len` zeroed elements of host memory for emulated device `emulator`.
+    pub(crate) fn host_zeroed(len: usize, emulator: u64) -> Result<Self, Error> {
         let bytes = byte_size::<T>(len, "alloc_zeroed")?;
         if bytes == 0 {
             return Ok(DeviceBuffer { len, storage: Storage::Empty, element: PhantomData });
@@ -136,7 +138,7 @@ impl<T: Pod> DeviceBuffer<T> {
         // SAFETY: the layout has a non-zero size.
         let base = NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) })
             .ok_or(Error::Alloc { bytes, source: None })?;
-        Ok(DeviceBuffer { len, storage: Storage::Host { base, layout }, element: PhantomData })
+        Ok(DeviceBuffer { len, storage: Storage::Host { base, layout, emulator }, element: PhantomData })
     }
 
     /// Number of elements.
@@ -179,7 +181,7 @@ impl<T: Pod> DeviceBuffer<T> {
                 check(unsafe { cuda::cuMemcpyDtoH_v2(dst.as_mut_ptr().cast(), *address, *bytes) })
                     .map_err(Error::driver(format!("copying {bytes} bytes from the device")))?;
             }
-            Storage::Host { base, layout } => {
+            Storage::Host { base, layout, .. } => {
                 // SAFETY: the allocation holds `layout.size()` initialised bytes (zeroed at
                 // allocation, written since only as `T`s, which are Pod), as many as `dst`.
                 dst.copy_from_slice(unsafe { std::slice::from_raw_parts(base.as_ptr(), layout.size()) });
@@ -210,7 +212,7 @@ impl<T: Pod> DeviceBuffer<T> {
                 check(unsafe { cuda::cuMemcpyHtoD_v2(*address, src.as_ptr().cast(), *bytes) })
                     .map_err(Error::driver(format!("copying {bytes} bytes to the device")))?;
             }
-            Storage::Host { base, layout } => {
+            Storage::Host { base, layout, .. } => {
                 // SAFETY: the allocation holds `layout.size()` == `src.len()` bytes, and
                 // `&mut self` excludes every other access from the host.
                 unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), base.as_ptr(), layout.size()) };
@@ -234,7 +236,7 @@ impl<T> Drop for DeviceBuffer<T> {
                     let _ = unsafe { cuda::cuMemFree_v2(*address) };
                 }
             }
-            Storage::Host { base, layout } => {
+            Storage::Host { base, layout, .. } => {
                 // SAFETY: allocated with this layout in `host_zeroed`, freed only here.
                 unsafe { std::alloc::dealloc(base.as_ptr(), *layout) };
             }

@@ -85,6 +85,15 @@ impl Device {
         Gpu::new().map(Device::from)
     }
 
+    /// Every CUDA GPU the driver shows this process, in ordinal order (empty without a
+    /// driver or a GPU): the devices of a multi-GPU [`crate::collective::Communicator`].
+    ///
+    /// # Errors
+    /// As for [`Gpu::with_ordinal`], for a GPU that is present but cannot be used.
+    pub fn gpus() -> Result<Vec<Device>, Error> {
+        (0..Gpu::count()).map(|ordinal| Gpu::with_ordinal(ordinal).map(Device::from)).collect()
+    }
+
     /// The CPU emulator with default options (`warpsafe::emu::Options::default()`, whose
     /// seed comes from `$WARPSAFE_EMU_SEED` when set).
     pub fn emulator() -> Device {
@@ -134,6 +143,23 @@ impl Device {
         }
     }
 
+    /// Makes the GPU's context current on the calling thread (for libraries such as NCCL
+    /// that work on the current device); nothing on the emulator.
+    pub(crate) fn make_current(&self) -> Result<(), Error> {
+        match &self.inner {
+            Inner::Gpu(gpu) => gpu.context().make_current(),
+            Inner::Emulator(_) => Ok(()),
+        }
+    }
+
+    /// The emulated device's identity; `None` on a GPU.
+    pub(crate) fn emulator_id(&self) -> Option<u64> {
+        match &self.inner {
+            Inner::Gpu(_) => None,
+            Inner::Emulator(emulator) => Some(emulator.id()),
+        }
+    }
+
     /// The emulator's options; `None` on a GPU.
     pub fn emulator_options(&self) -> Option<&emu::Options> {
         match &self.inner {
@@ -168,7 +194,7 @@ impl Device {
     pub fn alloc_zeroed<T: Pod>(&self, len: usize) -> Result<DeviceBuffer<T>, Error> {
         match &self.inner {
             Inner::Gpu(gpu) => DeviceBuffer::gpu_zeroed(gpu.context(), len),
-            Inner::Emulator(_) => DeviceBuffer::host_zeroed(len),
+            Inner::Emulator(emulator) => DeviceBuffer::host_zeroed(len, emulator.id()),
         }
     }
 

@@ -21,15 +21,24 @@ const BLOCKS_PER_MULTIPROCESSOR: u32 = 32;
 /// Shared memory of one emulated multiprocessor, in bytes (an sm_90 SM's 228 KiB).
 const SHARED_BYTES_PER_MULTIPROCESSOR: u32 = 228 * 1024;
 
-/// The emulator as a device: the options every launch runs with.
+/// The emulator as a device: the options every launch runs with, and an identity: each
+/// emulated device has its own memory, as GPUs do, so a buffer of one is refused by
+/// another (the multi-device code of `crate::collective` is tested on emulated devices).
 #[derive(Clone, Debug)]
 pub(crate) struct Emulator {
     options: emu::Options,
+    id: u64,
 }
 
 impl Emulator {
     pub(crate) fn new(options: emu::Options) -> Emulator {
-        Emulator { options }
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Emulator { options, id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) }
+    }
+
+    /// This emulated device's identity (shared by clones of its `Device`).
+    pub(crate) fn id(&self) -> u64 {
+        self.id
     }
 
     pub(crate) fn options(&self) -> &emu::Options {

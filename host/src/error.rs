@@ -181,6 +181,50 @@ pub enum Error {
         /// The largest supported length.
         max: usize,
     },
+    /// NCCL, which GPU communicators need, cannot be loaded.
+    #[error("NCCL is not available: {reason}")]
+    NcclUnavailable {
+        /// What was tried, and how to fix it.
+        reason: String,
+    },
+    /// An NCCL call failed.
+    #[error("NCCL failed while {during}: {message} (ncclResult_t {code})")]
+    Nccl {
+        /// The step that failed.
+        during: String,
+        /// NCCL's result code.
+        code: i32,
+        /// NCCL's description, with its last error message when it has one.
+        message: String,
+    },
+    /// Other ranks did not join or take part in a collective within the communicator's
+    /// timeout; the communicator was aborted (make a new one).
+    #[error("timed out after {waited:?} {during}; every rank must join and call the same operations in the same order (CommunicatorOptions::timeout sets the wait)")]
+    CollectiveTimeout {
+        /// What was waited for.
+        during: String,
+        /// The timeout.
+        waited: std::time::Duration,
+    },
+    /// The ranks' arguments do not fit together: buffer or shard counts other than the
+    /// local ranks', lengths that differ between ranks, a rank outside the clique, an id
+    /// of the other backend or one that does not parse.
+    #[error("{operation}: {detail}")]
+    RankMismatch {
+        /// The operation.
+        operation: &'static str,
+        /// What does not fit.
+        detail: String,
+    },
+    /// A buffer or stream that does not belong to the device of the rank it was given
+    /// for.
+    #[error("{operation}: {detail}; each rank's buffers and streams must be its own device's")]
+    NotInCommunicator {
+        /// The operation.
+        operation: &'static str,
+        /// Which rank and object.
+        detail: String,
+    },
 }
 
 impl Error {

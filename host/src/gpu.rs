@@ -21,6 +21,7 @@ use crate::{driver, ptx, Device, Error, Function, LaunchConfig, Module, WarpSumE
 pub(crate) struct GpuContext {
     context: Context,
     name: String,
+    ordinal: u32,
     compute_capability: (u32, u32),
     ptx_arch: u32,
     multiprocessors: u32,
@@ -68,6 +69,7 @@ impl std::fmt::Debug for Gpu {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Gpu")
             .field("name", &self.context.name)
+            .field("ordinal", &self.context.ordinal)
             .field("compute_capability", &self.context.compute_capability)
             .field("ptx_arch", &self.context.ptx_arch)
             .finish()
@@ -93,14 +95,39 @@ impl Gpu {
     /// for a GPU older than sm_70, [`Error::ModuleLoad`] when the driver rejects the PTX,
     /// [`Error::Driver`] for any other driver failure.
     pub fn new() -> Result<Gpu, Error> {
+        Gpu::with_ordinal(0)
+    }
+
+    /// The number of CUDA devices the driver shows this process (`CUDA_VISIBLE_DEVICES`
+    /// applies); 0 without a driver.
+    pub fn count() -> u32 {
+        if cust::init(cust::CudaFlags::empty()).is_err() {
+            return 0;
+        }
+        cust::device::Device::num_devices().unwrap_or(0)
+    }
+
+    /// Opens CUDA device `ordinal` (0 is the first, as `CUDA_VISIBLE_DEVICES` orders
+    /// them) and loads warpsafe's PTX for its architecture. Each device has its own
+    /// primary context, shared by every `Gpu` of that ordinal in the process.
+    ///
+    /// # Errors
+    /// [`Error::NoDevice`] when there is no driver or no device `ordinal`; otherwise as
+    /// for [`Gpu::new`].
+    pub fn with_ordinal(ordinal: u32) -> Result<Gpu, Error> {
         cust::init(cust::CudaFlags::empty()).map_err(|e| Error::NoDevice { reason: e.to_string() })?;
         let count =
             cust::device::Device::num_devices().map_err(|e| Error::NoDevice { reason: e.to_string() })?;
         if count == 0 {
             return Err(Error::NoDevice { reason: "the driver reports 0 devices".into() });
         }
-        let device =
-            cust::device::Device::get_device(0).map_err(|e| Error::NoDevice { reason: e.to_string() })?;
+        if ordinal >= count {
+            return Err(Error::NoDevice {
+                reason: format!("no device {ordinal}: the driver reports {count} (0 to {})", count - 1),
+            });
+        }
+        let device = cust::device::Device::get_device(ordinal)
+            .map_err(|e| Error::NoDevice { reason: e.to_string() })?;
         let name = device.name().map_err(Error::driver("reading the device name"))?;
         let attribute = |a, what: &str| -> Result<u32, Error> {
             device.get_attribute(a).map(|v| v as u32).map_err(Error::driver(format!("reading the {what}")))
@@ -129,6 +156,7 @@ impl Gpu {
         let context = Arc::new(GpuContext {
             context,
             name,
+            ordinal,
             compute_capability: (major, minor),
             ptx_arch,
             multiprocessors,
@@ -151,6 +179,11 @@ impl Gpu {
     /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
     pub fn name(&self) -> &str {
         &self.context.name
+    }
+
+    /// The device's ordinal: its position among the devices the driver shows this process.
+    pub fn ordinal(&self) -> u32 {
+        self.context.ordinal
     }
 
     /// The device's compute capability `(major, minor)`.

@@ -16,6 +16,8 @@
 //!   synchronous and events are wall-clock).
 //! - [`Device::launch_cooperative_on`], [`Device::max_cooperative_blocks`]: grids whose
 //!   blocks are all resident at once (`cuLaunchCooperativeKernel` on the GPU).
+//! - [`collective`]: several devices reducing together (NCCL between GPUs, an in-process
+//!   clique between emulated devices): element-wise all-reduce and sharded reductions.
 //!
 //! On the GPU the driver runs the kernels; on the emulator they run on the calling thread
 //! under a seeded scheduler, and every warp-rule violation (a collective whose mask
@@ -46,6 +48,7 @@
 //! ```
 
 mod buffer;
+pub mod collective;
 mod device;
 mod driver;
 mod emulator;

@@ -73,6 +73,24 @@ impl Stream {
         }
     }
 
+    /// Whether this stream belongs to `device`: made in its GPU context, or an emulator
+    /// stream for an emulated device.
+    pub(crate) fn is_on(&self, device: &crate::Device) -> bool {
+        match (&self.inner, device.as_gpu()) {
+            (StreamInner::Gpu { context, .. }, Some(gpu)) => Arc::ptr_eq(context, gpu.context()),
+            (StreamInner::Emulator, None) => true,
+            _ => false,
+        }
+    }
+
+    /// The raw handle of this stream of GPU `device`.
+    pub(crate) fn gpu_stream_of(&self, device: &crate::Device) -> Result<cuda::CUstream, Error> {
+        match device.as_gpu() {
+            Some(gpu) => self.gpu_handle(gpu.context()),
+            None => Err(Error::unsupported("an emulated device's stream used with a GPU library")),
+        }
+    }
+
     /// Whether this is an emulator stream.
     pub(crate) fn is_emulator(&self) -> bool {
         matches!(self.inner, StreamInner::Emulator)
@@ -90,6 +108,31 @@ impl Stream {
                 stream.synchronize().map_err(Error::driver("waiting for a stream"))
             }
             StreamInner::Emulator => Ok(()),
+        }
+    }
+
+    /// Waits until every launch queued on the stream has finished or `deadline` has
+    /// passed: `Ok(true)` when finished, `Ok(false)` at the deadline with work still
+    /// queued. For work that may never finish (a collective whose peers never arrive).
+    ///
+    /// # Errors
+    /// As for [`Stream::synchronize`].
+    pub(crate) fn wait_until(&self, deadline: Instant) -> Result<bool, Error> {
+        let StreamInner::Gpu { stream, context } = &self.inner else {
+            return Ok(true);
+        };
+        context.make_current()?;
+        let started = Instant::now();
+        loop {
+            // SAFETY: a live stream of the current context.
+            match crate::driver::check(unsafe { cuda::cuStreamQuery(stream.as_inner()) }) {
+                Ok(()) => return Ok(true),
+                Err(cust::error::CudaError::NotReady) if Instant::now() < deadline => {
+                    crate::collective::pause(started);
+                }
+                Err(cust::error::CudaError::NotReady) => return Ok(false),
+                Err(err) => return Err(Error::Driver { during: "waiting for a stream".into(), source: err }),
+            }
         }
     }
 

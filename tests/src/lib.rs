@@ -125,6 +125,27 @@ pub fn test_devices(test: &str) -> Vec<Device> {
     devices
 }
 
+/// Every GPU, as the devices of a multi-GPU test; empty after printing a visible
+/// `skipped: no CUDA device` line when there is none (with `WARPSAFE_REQUIRE_GPU=1` a
+/// missing GPU fails the test instead).
+///
+/// # Panics
+/// With `WARPSAFE_REQUIRE_GPU=1` and no GPU, and when a GPU is present but cannot be
+/// opened.
+pub fn gpus_or_skip(test: &str) -> Vec<Device> {
+    match Device::gpus() {
+        Ok(gpus) if gpus.is_empty() => {
+            if gpu_required() {
+                panic!("{test}: WARPSAFE_REQUIRE_GPU=1 but no CUDA device");
+            }
+            note(&format!("skipped: no CUDA device ({test})"));
+            gpus
+        }
+        Ok(gpus) => gpus,
+        Err(err) => panic!("{test}: opening the GPUs failed: {err}"),
+    }
+}
+
 /// Whether `device` is the GPU: tests use it to pick sizes (large on the GPU, small
 /// enough on the emulator that the emulated suite stays fast on two cores).
 pub fn on_gpu(device: &Device) -> bool {
@@ -226,4 +247,42 @@ pub fn assemble(ptx: &str, sm: u32) -> Result<String, String> {
     } else {
         Err(report)
     }
+}
+
+/// Declares a unit struct `$name` that applies operator `$op` to `$t` with the kernels
+/// `reduce_test_kernels::grid::{$two, $last, $coop, $fold}`, as a user's own
+/// [`warpsafe_host::reduce::Reduction`] (the `Reducer` and the collectives of
+/// `warpsafe_host::collective` take it). The calling test crate depends on `warpsafe`
+/// and `reduce-test-kernels`.
+#[macro_export]
+macro_rules! user_reduction {
+    ($name:ident: $t:ty, $op:ident, $two:ident, $last:ident, $coop:ident, $fold:ident) => {
+        /// The test crate's operator, with its kernels.
+        #[derive(Clone, Copy, Default)]
+        struct $name;
+        impl ::warpsafe::op::Operator<$t> for $name {
+            const COMMUTATIVE: bool = <$op as ::warpsafe::op::Operator<$t>>::COMMUTATIVE;
+            fn identity(self) -> $t {
+                ::warpsafe::op::Operator::<$t>::identity($op)
+            }
+            fn combine(self, a: $t, b: $t) -> $t {
+                ::warpsafe::op::Operator::<$t>::combine($op, a, b)
+            }
+        }
+        impl ::warpsafe_host::reduce::Reduction<$t> for $name {
+            type Output = $t;
+            fn output(value: $t, _len: usize) -> $t {
+                value
+            }
+            fn kernels() -> ::warpsafe_host::reduce::ReduceKernels {
+                ::warpsafe_host::reduce::ReduceKernels {
+                    program: $crate::test_program("reduce"),
+                    two_pass: &::reduce_test_kernels::grid::$two,
+                    last_block: &::reduce_test_kernels::grid::$last,
+                    cooperative: &::reduce_test_kernels::grid::$coop,
+                    fold_copies: &::reduce_test_kernels::grid::$fold,
+                }
+            }
+        }
+    };
 }

@@ -91,6 +91,29 @@ impl Clock for StreamClock<'_> {
     }
 }
 
+/// Host wall-clock time stamps, each taken after `wait` has waited for the device work
+/// enqueued so far: for calls spread over several streams or GPUs, which device events
+/// (one stream's clock) cannot time.
+pub struct WallClock<F>(pub F);
+
+impl<F: FnMut() -> anyhow::Result<()>> Clock for WallClock<F> {
+    type Mark = std::time::Instant;
+    fn mark(&mut self) -> anyhow::Result<std::time::Instant> {
+        (self.0)()?;
+        Ok(std::time::Instant::now())
+    }
+    fn seconds_between(
+        &mut self,
+        start: &std::time::Instant,
+        end: &std::time::Instant,
+    ) -> anyhow::Result<f64> {
+        Ok(end.saturating_duration_since(*start).as_secs_f64())
+    }
+    fn synchronize(&mut self) -> anyhow::Result<()> {
+        (self.0)()
+    }
+}
+
 /// Times `call` (which enqueues one call on the clock's stream) by the method above.
 pub fn measure<C: Clock>(
     clock: &mut C,

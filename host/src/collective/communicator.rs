@@ -208,19 +208,8 @@ impl Communicator {
                 }
                 let nccl = nccl::library()?;
                 let id = nccl.unique_id()?;
-                let deadline = Instant::now() + options.timeout;
-                let mut comms = Vec::with_capacity(ranks);
-                nccl.group(|| {
-                    for rank in &local {
-                        rank.device.make_current()?;
-                        comms.push(nccl::Comm::start(nccl, &id, rank.rank, ranks)?);
-                    }
-                    Ok(())
-                })?;
-                for comm in &mut comms {
-                    comm.settle(deadline, &format!("setting up NCCL for {ranks} GPUs"), options.timeout)?;
-                }
-                Transport::Nccl(comms)
+                let joining: Vec<(usize, &Device)> = local.iter().map(|l| (l.rank, &l.device)).collect();
+                Transport::Nccl(connect(nccl, &id, &joining, ranks, options.timeout)?)
             }
         };
         Ok(Communicator {
@@ -263,16 +252,8 @@ impl Communicator {
                 round: 0,
             },
             Backend::Gpu => {
-                let nccl = nccl::library()?;
-                device.make_current()?;
                 let raw = nccl::RawUniqueId { bytes: id.bytes };
-                let mut comm = nccl::Comm::start(nccl, &raw, rank, ranks)?;
-                comm.settle(
-                    deadline,
-                    &format!("waiting for all {ranks} ranks to join (this is rank {rank})"),
-                    options.timeout,
-                )?;
-                Transport::Nccl(vec![comm])
+                Transport::Nccl(connect(nccl::library()?, &raw, &[(rank, device)], ranks, options.timeout)?)
             }
         };
         let local = vec![LocalRank { rank, device: device.clone(), stream: device.stream()? }];
@@ -450,7 +431,8 @@ impl Communicator {
                     for (i, comm) in comms.iter_mut().enumerate() {
                         let rank = &self.inner.local[i];
                         let stream = streams[i].gpu_stream_of(&rank.device)?;
-                        rank.device.make_current()?;
+                        // (NCCL switches devices itself inside a group: no context switch
+                        // here, which would cost every call.)
                         // SAFETY: forwarded from the caller.
                         unsafe { comm.all_reduce(sends[i], recvs[i], count, data_type, op, stream)? };
                     }
@@ -502,7 +484,8 @@ impl Communicator {
                     for (i, comm) in comms.iter_mut().enumerate() {
                         let rank = &self.inner.local[i];
                         let stream = streams[i].gpu_stream_of(&rank.device)?;
-                        rank.device.make_current()?;
+                        // (NCCL switches devices itself inside a group: no context switch
+                        // here, which would cost every call.)
                         // SAFETY: forwarded from the caller.
                         unsafe { comm.all_gather(sends[i], recvs[i], bytes, stream)? };
                     }
@@ -556,6 +539,50 @@ impl Communicator {
         debug_assert_eq!(clique.ranks(), self.inner.ranks);
         Ok(parts.unwrap_or_default())
     }
+}
+
+/// Joins this process's ranks (`(rank, device)`) to the NCCL clique of `id` with `ranks`
+/// ranks in all, within `timeout`: non-blocking joins (so a missing rank is a timeout and
+/// an abort, not a hang), then a split into blocking communicators of the same ranks for
+/// the operations (see `nccl`'s module docs for why).
+fn connect(
+    nccl: &'static nccl::Nccl,
+    id: &nccl::RawUniqueId,
+    joining: &[(usize, &Device)],
+    ranks: usize,
+    timeout: Duration,
+) -> Result<Vec<nccl::Comm>, Error> {
+    let deadline = Instant::now() + timeout;
+    let mut joined = Vec::with_capacity(joining.len());
+    nccl.group(|| {
+        for &(rank, device) in joining {
+            device.make_current()?;
+            joined.push(nccl::Comm::start(nccl, id, rank, ranks)?);
+        }
+        Ok(())
+    })?;
+    let missing = |rank: usize| {
+        if joining.len() == ranks {
+            format!("setting up NCCL for {ranks} GPUs")
+        } else {
+            format!("waiting for all {ranks} ranks to join (this is rank {rank})")
+        }
+    };
+    for (comm, &(rank, _)) in joined.iter_mut().zip(joining) {
+        comm.settle(deadline, &missing(rank), timeout)?;
+    }
+    let mut blocking = Vec::with_capacity(joining.len());
+    nccl.group(|| {
+        for (comm, &(rank, device)) in joined.iter_mut().zip(joining) {
+            device.make_current()?;
+            blocking.push(comm.split_blocking(rank)?);
+        }
+        Ok(())
+    })?;
+    for (comm, &(rank, _)) in blocking.iter_mut().zip(joining).chain(joined.iter_mut().zip(joining)) {
+        comm.settle(deadline, &format!("splitting rank {rank}'s communicator (ncclCommSplit)"), timeout)?;
+    }
+    Ok(blocking)
 }
 
 /// `bytes` bytes of host memory at `address` (0 bytes: nothing is read).

@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use clap::Parser;
 use plotters::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use warpsafe::op::Sum;
 use warpsafe_bench::meta;
 use warpsafe_bench::timing::{self, Plan, Timing, WallClock};
@@ -48,13 +48,16 @@ struct Args {
     /// Fewer and shorter batches.
     #[arg(long)]
     quick: bool,
+    /// Redraw collective.svg from this collective.csv of an earlier run, without a GPU.
+    #[arg(long)]
+    replot: Option<PathBuf>,
 }
 
 /// One measurement, as a CSV row.
-#[derive(Serialize, Debug, Clone)]
+#[derive(Serialize, Deserialize, Debug, Clone)]
 struct Row {
-    section: &'static str,
-    implementation: &'static str,
+    section: String,
+    implementation: String,
     gpus: usize,
     bytes_per_gpu: u64,
     seconds: f64,
@@ -66,12 +69,12 @@ struct Row {
 }
 
 impl Row {
-    fn new(section: &'static str, implementation: &'static str, gpus: usize, bytes: u64, t: Timing) -> Row {
+    fn new(section: &str, implementation: &str, gpus: usize, bytes: u64, t: Timing) -> Row {
         let algbw = bytes as f64 / t.seconds / 1e9;
         let factor = if gpus > 1 { 2.0 * (gpus as f64 - 1.0) / gpus as f64 } else { 0.0 };
         Row {
-            section,
-            implementation,
+            section: section.to_string(),
+            implementation: implementation.to_string(),
             gpus,
             bytes_per_gpu: bytes,
             seconds: t.seconds,
@@ -87,6 +90,17 @@ impl Row {
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
+    if let Some(csv_path) = &args.replot {
+        let rows = csv::Reader::from_path(csv_path)
+            .with_context(|| format!("reading {}", csv_path.display()))?
+            .deserialize()
+            .collect::<Result<Vec<Row>, _>>()?;
+        let gpus = rows.iter().map(|r| r.gpus).max().unwrap_or(1);
+        let title = format!("collective-bench, {gpus} GPUs (from {})", csv_path.display());
+        plot(&rows, gpus, &args.out.join("collective.svg"), &title)?;
+        println!("wrote {}", args.out.join("collective.svg").display());
+        return Ok(());
+    }
     let plan = if args.quick { Plan::QUICK } else { Plan::FULL };
     let gpus = Device::gpus()?;
     anyhow::ensure!(!gpus.is_empty(), "collective-bench needs at least one GPU");
@@ -273,28 +287,50 @@ fn scalar(gpus: &[Device], plan: &Plan, rows: &mut Vec<Row>, report: &mut String
     let mut sharded = ShardedReducer::<f32, Sum>::new(&comm)?;
     let ours =
         timing::measure(&mut WallClock(|| Ok(())), plan, || Ok(sharded.reduce(&shards).map(|_| ())?))?;
-    let step = ours.seconds - single_gpu.seconds;
+    // The same per-GPU reductions, waited for and read back, without the exchange: what
+    // the sharded reduction costs before its cross-GPU step.
+    let mut reducers: Vec<Reducer<f32, Sum>> = gpus.iter().map(Reducer::new).collect::<Result<_, _>>()?;
+    let partials: Vec<DeviceBuffer<f32>> =
+        gpus.iter().map(|g| g.alloc_zeroed(1)).collect::<Result<_, _>>()?;
+    let streams: Vec<Stream> = gpus.iter().map(Device::stream).collect::<Result<_, _>>()?;
+    let without_exchange = timing::measure(&mut WallClock(|| Ok(())), plan, || {
+        for (i, reducer) in reducers.iter_mut().enumerate() {
+            // SAFETY: the shard and partial outlive the wait just below.
+            unsafe { reducer.reduce_on(&streams[i], &shards[i], &partials[i])? };
+        }
+        wait_all(&streams)?;
+        partials[0].download()?;
+        Ok(())
+    })?;
+    let step = ours.seconds - without_exchange.seconds;
     writeln!(report, "\nscalar over {n} GPUs (each waited for):")?;
     for (what, t) in [
         ("NCCL all-reduce of one f32", nccl_all_reduce),
         ("NCCL all-gather of one f32 per GPU", nccl_all_gather),
         ("one GPU's Reducer over one f32 (result on the host)", single_gpu),
+        ("every GPU's Reducer over one f32, no exchange (result of GPU 0 on the host)", without_exchange),
         ("warpsafe ShardedReducer over one f32 per GPU (result on the host)", ours),
     ] {
         writeln!(report, "  {what}: {:.1} us", t.seconds * 1e6)?;
     }
     writeln!(
         report,
-        "  the cross-GPU step (sharded minus one GPU): {:.1} us = {:.2} x NCCL's all-reduce latency (goal <= 1.10)",
+        "  the cross-GPU step (sharded minus the same reductions without the exchange): {:.1} us = {:.2} x NCCL's all-reduce latency (goal <= 1.10)",
         step * 1e6,
         step / nccl_all_reduce.seconds
+    )?;
+    writeln!(
+        report,
+        "  sharded minus one GPU's Reducer: {:.1} us = {:.2} x NCCL's all-reduce latency",
+        (ours.seconds - single_gpu.seconds) * 1e6,
+        (ours.seconds - single_gpu.seconds) / nccl_all_reduce.seconds
     )?;
     print!(
         "{}",
         report
             .lines()
             .rev()
-            .take(6)
+            .take(8)
             .collect::<Vec<_>>()
             .into_iter()
             .rev()
@@ -305,57 +341,90 @@ fn scalar(gpus: &[Device], plan: &Plan, rows: &mut Vec<Row>, report: &mut String
         Row::new("scalar", "nccl-direct-all-reduce", n, 4, nccl_all_reduce),
         Row::new("scalar", "nccl-direct-all-gather", n, 4, nccl_all_gather),
         Row::new("scalar", "reducer-1-gpu", 1, 4, single_gpu),
+        Row::new("scalar", "reducers-no-exchange", n, 4, without_exchange),
         Row::new("scalar", "warpsafe-sharded", n, 4, ours),
     ]);
     Ok(())
 }
 
-/// The all-reduce bandwidth by message size as an SVG line plot (bus bandwidth; with
-/// one GPU, whose bus bandwidth is 0 by definition, algorithm bandwidth).
+/// The all-reduce by message size as an SVG plot: bandwidth of both implementations
+/// (bus bandwidth; with one GPU, whose bus bandwidth is 0 by definition, algorithm
+/// bandwidth), and below it warpsafe's speed relative to NCCL's with the 0.95 goal.
 fn plot(rows: &[Row], gpus: usize, path: &std::path::Path, report: &str) -> anyhow::Result<()> {
+    fn drawn<T, E: std::fmt::Display>(result: Result<T, E>) -> anyhow::Result<T> {
+        result.map_err(|e| anyhow::anyhow!("plotting: {e}"))
+    }
     let bandwidth = |r: &Row| if gpus > 1 { r.busbw_gbs } else { r.algbw_gbs };
-    let series = |name: &str| -> Vec<(f64, f64)> {
-        rows.iter()
-            .filter(|r| r.section == "all-reduce" && r.implementation == name)
-            .map(|r| ((r.bytes_per_gpu as f64).log2(), bandwidth(r)))
-            .collect()
+    let of = |name: &str| -> Vec<&Row> {
+        rows.iter().filter(|r| r.section == "all-reduce" && r.implementation == name).collect()
     };
-    let (nccl, ours) = (series("nccl-direct"), series("warpsafe"));
-    let x_max = nccl.iter().map(|p| p.0).fold(10.0, f64::max);
-    let y_max = nccl.iter().chain(&ours).map(|p| p.1).fold(1.0, f64::max) * 1.1;
-    let root = SVGBackend::new(path, (960, 560)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let title = report.lines().next().unwrap_or("collective-bench");
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 18))
-        .margin(16)
-        .x_label_area_size(44)
-        .y_label_area_size(64)
-        .build_cartesian_2d(10f64..x_max, 0f64..y_max)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    chart
-        .configure_mesh()
-        .x_desc("message per GPU, log2 bytes")
-        .y_desc(if gpus > 1 { "bus bandwidth, GB/s" } else { "algorithm bandwidth, GB/s" })
-        .draw()
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    for (points, name, color) in [(nccl, "NCCL called directly", RED), (ours, "warpsafe AllReducer", BLUE)] {
+    let (nccl, ours) = (of("nccl-direct"), of("warpsafe"));
+    let log2 = |r: &Row| (r.bytes_per_gpu as f64).log2();
+    let x_max = nccl.iter().map(|r| log2(r)).fold(11.0, f64::max);
+    let y_max = nccl.iter().chain(&ours).map(|r| bandwidth(r)).fold(1.0, f64::max) * 1.1;
+    let ratio: Vec<(f64, f64)> =
+        nccl.iter().zip(&ours).map(|(a, b)| (log2(a), a.seconds / b.seconds)).collect();
+    let root = SVGBackend::new(path, (960, 760)).into_drawing_area();
+    drawn(root.fill(&WHITE))?;
+    let root = drawn(root.titled(report.lines().next().unwrap_or("collective-bench"), ("sans-serif", 18)))?;
+    let (top, bottom) = root.split_vertically(470);
+    let mut chart = drawn(
+        ChartBuilder::on(&top)
+            .margin(16)
+            .x_label_area_size(36)
+            .y_label_area_size(64)
+            .build_cartesian_2d(10f64..x_max, 0f64..y_max),
+    )?;
+    drawn(
         chart
-            .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
-            .map_err(|e| anyhow::anyhow!("{e}"))?
+            .configure_mesh()
+            .x_desc("message per GPU, log2 bytes")
+            .y_desc(if gpus > 1 {
+                "all-reduce bus bandwidth, GB/s"
+            } else {
+                "all-reduce algorithm bandwidth, GB/s"
+            })
+            .draw(),
+    )?;
+    for (implementation, name, color) in
+        [(&nccl, "NCCL called directly", RED), (&ours, "warpsafe AllReducer", BLUE)]
+    {
+        let points: Vec<(f64, f64)> = implementation.iter().map(|r| (log2(r), bandwidth(r))).collect();
+        drawn(chart.draw_series(LineSeries::new(points.clone(), color.stroke_width(2))))?
             .label(name)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
-        chart
-            .draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        drawn(chart.draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled()))))?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    root.present().map_err(|e| anyhow::anyhow!("{e}"))?;
+    drawn(
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw(),
+    )?;
+    let mut chart = drawn(
+        ChartBuilder::on(&bottom)
+            .margin(16)
+            .x_label_area_size(40)
+            .y_label_area_size(64)
+            .build_cartesian_2d(10f64..x_max, 0.8f64..1.1f64),
+    )?;
+    drawn(
+        chart
+            .configure_mesh()
+            .x_desc("message per GPU, log2 bytes")
+            .y_desc("NCCL time / warpsafe time")
+            .draw(),
+    )?;
+    drawn(chart.draw_series(LineSeries::new([(10.0, 0.95), (x_max, 0.95)], BLACK.stroke_width(1))))?
+        .label("goal 0.95")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(1)));
+    drawn(chart.draw_series(LineSeries::new(ratio.clone(), BLUE.stroke_width(2))))?;
+    drawn(chart.draw_series(ratio.iter().map(|&p| Circle::new(p, 3, BLUE.filled()))))?;
+    drawn(
+        chart.configure_series_labels().position(SeriesLabelPosition::LowerRight).border_style(BLACK).draw(),
+    )?;
+    drawn(root.present())?;
     Ok(())
 }

@@ -60,8 +60,8 @@ macro_rules! exact {
 }
 exact!(u32, i64, u64, Mat2);
 
-/// All-reduces every rank's `gen(rank, i)` over `devices`, in place and out of place,
-/// and checks every rank against the rank-order fold of the inputs; on the emulator the
+/// All-reduces every rank's `gen(rank, i)` over `devices`, in place, out of place and
+/// enqueued on the caller's streams, and checks every rank against the rank-order fold of the inputs; on the emulator the
 /// results must be exactly that fold, and on every backend the same bits on every rank.
 fn check_all_reduce<T: Pod + Close, O: Reduction<T> + 'static>(
     devices: &[Device],
@@ -106,6 +106,16 @@ fn check_all_reduce<T: Pod + Close, O: Reduction<T> + 'static>(
     let mut recvs: Vec<DeviceBuffer<T>> = devices.iter().map(|d| d.alloc_zeroed(n).unwrap()).collect();
     reducer.all_reduce_into(&sends, &mut recvs).unwrap_or_else(|e| panic!("{what} out of place, n={n}: {e}"));
     check(recvs.iter().map(|b| b.download().unwrap()).collect(), "out of place");
+    // Enqueued on the caller's streams, in place.
+    let streams: Vec<warpsafe_host::Stream> = devices.iter().map(|d| d.stream().unwrap()).collect();
+    let buffers: Vec<DeviceBuffer<T>> =
+        devices.iter().zip(&inputs).map(|(d, x)| d.upload(x).unwrap()).collect();
+    let refs: Vec<&DeviceBuffer<T>> = buffers.iter().collect();
+    // SAFETY: the buffers live and are not touched until the streams are synchronised.
+    unsafe { reducer.all_reduce_on(&streams.iter().collect::<Vec<_>>(), &refs, &refs) }
+        .unwrap_or_else(|e| panic!("{what} on streams, n={n}: {e}"));
+    streams.iter().for_each(|s| s.synchronize().unwrap());
+    check(buffers.iter().map(|b| b.download().unwrap()).collect(), "on the caller's streams");
     for (send, input) in sends.iter().zip(&inputs) {
         assert_eq!(
             bytemuck::cast_slice::<T, u8>(&send.download().unwrap()),

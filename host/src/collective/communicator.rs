@@ -426,19 +426,10 @@ impl Communicator {
                 let Some((op, data_type)) = native::<T, O>() else {
                     return Err(Error::unsupported("an all-reduce NCCL cannot apply"));
                 };
-                let nccl = nccl::library()?;
-                nccl.group(|| {
-                    for (i, comm) in comms.iter_mut().enumerate() {
-                        let rank = &self.inner.local[i];
-                        let stream = streams[i].gpu_stream_of(&rank.device)?;
-                        // (NCCL switches devices itself inside a group: no context switch
-                        // here, which would cost every call.)
-                        // SAFETY: forwarded from the caller.
-                        unsafe { comm.all_reduce(sends[i], recvs[i], count, data_type, op, stream)? };
-                    }
-                    Ok(())
-                })?;
-                self.settle(comms, "ncclAllReduce")
+                self.each_in_group(comms, streams, "ncclAllReduce", |comm, i, stream| {
+                    // SAFETY: forwarded from the caller.
+                    unsafe { comm.all_reduce(sends[i], recvs[i], count, data_type, op, stream) }
+                })
             }
             Transport::Emulated { clique, round } => {
                 let bytes = count * std::mem::size_of::<T>();
@@ -479,19 +470,10 @@ impl Communicator {
     ) -> Result<(), Error> {
         match &mut *self.transport() {
             Transport::Nccl(comms) => {
-                let nccl = nccl::library()?;
-                nccl.group(|| {
-                    for (i, comm) in comms.iter_mut().enumerate() {
-                        let rank = &self.inner.local[i];
-                        let stream = streams[i].gpu_stream_of(&rank.device)?;
-                        // (NCCL switches devices itself inside a group: no context switch
-                        // here, which would cost every call.)
-                        // SAFETY: forwarded from the caller.
-                        unsafe { comm.all_gather(sends[i], recvs[i], bytes, stream)? };
-                    }
-                    Ok(())
-                })?;
-                self.settle(comms, "ncclAllGather")
+                self.each_in_group(comms, streams, "ncclAllGather", |comm, i, stream| {
+                    // SAFETY: forwarded from the caller.
+                    unsafe { comm.all_gather(sends[i], recvs[i], bytes, stream) }
+                })
             }
             Transport::Emulated { clique, round } => {
                 // SAFETY: forwarded from the caller.
@@ -504,6 +486,25 @@ impl Communicator {
                 Ok(())
             }
         }
+    }
+
+    /// Calls `enqueue(comm, i, stream)` for every local rank `i` inside one NCCL group,
+    /// then settles the communicators. (NCCL switches devices itself inside a group: no
+    /// context switch here, which would cost every call.)
+    fn each_in_group(
+        &self,
+        comms: &mut [nccl::Comm],
+        streams: &[&Stream],
+        during: &str,
+        mut enqueue: impl FnMut(&mut nccl::Comm, usize, cust::sys::CUstream) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        nccl::library()?.group(|| {
+            for (i, comm) in comms.iter_mut().enumerate() {
+                enqueue(comm, i, streams[i].gpu_stream_of(&self.inner.local[i].device)?)?;
+            }
+            Ok(())
+        })?;
+        self.settle(comms, during)
     }
 
     /// Settles every local NCCL communicator after an enqueueing call.

@@ -120,10 +120,11 @@ fn main() -> anyhow::Result<()> {
     writeln!(report, "command: collective-bench {}", std::env::args().skip(1).collect::<Vec<_>>().join(" "))?;
     print!("{report}");
 
-    let mut rows = Vec::new();
-    all_reduce(&gpus, &args, &plan, &mut rows, &mut report)?;
-    sharded_sum(&gpus, &args, &plan, &mut rows, &mut report)?;
-    scalar(&gpus, &plan, &mut rows, &mut report)?;
+    let mut run = Run { gpus: &gpus, args: &args, plan, rows: Vec::new(), report };
+    all_reduce(&mut run)?;
+    sharded_sum(&mut run)?;
+    scalar(&mut run)?;
+    let Run { rows, report, .. } = run;
 
     let csv_path = args.out.join("collective.csv");
     let mut csv =
@@ -136,6 +137,21 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// One run of the benchmark: what it measures on, and what it has found so far.
+struct Run<'a> {
+    gpus: &'a [Device],
+    args: &'a Args,
+    plan: Plan,
+    rows: Vec<Row>,
+    report: String,
+}
+
+/// Prints the last `n` lines of `report` (what a section just added to it).
+fn print_last_lines(report: &str, n: usize) {
+    let lines: Vec<&str> = report.lines().collect();
+    lines[lines.len().saturating_sub(n)..].iter().for_each(|line| println!("{line}"));
+}
+
 /// Waits for every stream of `streams`.
 fn wait_all(streams: &[Stream]) -> anyhow::Result<()> {
     streams.iter().try_for_each(|s| s.synchronize())?;
@@ -143,13 +159,8 @@ fn wait_all(streams: &[Stream]) -> anyhow::Result<()> {
 }
 
 /// The all-reduce section: bus bandwidth by message size, warpsafe against NCCL.
-fn all_reduce(
-    gpus: &[Device],
-    args: &Args,
-    plan: &Plan,
-    rows: &mut Vec<Row>,
-    report: &mut String,
-) -> anyhow::Result<()> {
+fn all_reduce(run: &mut Run) -> anyhow::Result<()> {
+    let Run { gpus, args, plan, rows, report } = run;
     let n = gpus.len();
     let direct = Direct::new(n)?;
     let comm = Communicator::new(gpus)?;
@@ -165,18 +176,7 @@ fn all_reduce(
     let recv_addresses: Vec<u64> = recvs.iter().map(DeviceBuffer::device_address).collect();
     writeln!(report, "\nall-reduce, f32 sum, out of place, {n} GPUs: bus bandwidth GB/s (time per call)")?;
     writeln!(report, "{:>12} {:>22} {:>22} {:>8}", "bytes/GPU", "NCCL direct", "warpsafe", "ratio")?;
-    print!(
-        "{}",
-        report
-            .lines()
-            .rev()
-            .take(2)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .map(|l| format!("{l}\n"))
-            .collect::<String>()
-    );
+    print_last_lines(report, 2);
     for log2 in 10..=args.max_log2_bytes {
         let bytes = 1u64 << log2;
         let count = (bytes / 4) as usize;
@@ -217,13 +217,8 @@ fn all_reduce(
 
 /// The sharded-sum section: one GPU's Reducer over the whole array against the
 /// ShardedReducer over 1, 2, 4, ... GPUs.
-fn sharded_sum(
-    gpus: &[Device],
-    args: &Args,
-    plan: &Plan,
-    rows: &mut Vec<Row>,
-    report: &mut String,
-) -> anyhow::Result<()> {
+fn sharded_sum(run: &mut Run) -> anyhow::Result<()> {
+    let Run { gpus, args, plan, rows, report } = run;
     let elements = 1usize << args.sharded_log2;
     let bytes = (elements * 4) as u64;
     let base = {
@@ -260,7 +255,8 @@ fn sharded_sum(
 
 /// The scalar section: what the cross-GPU step adds to a sharded reduction of a
 /// scalar, against NCCL's own latency for one f32.
-fn scalar(gpus: &[Device], plan: &Plan, rows: &mut Vec<Row>, report: &mut String) -> anyhow::Result<()> {
+fn scalar(run: &mut Run) -> anyhow::Result<()> {
+    let Run { gpus, plan, rows, report, .. } = run;
     let n = gpus.len();
     let direct = Direct::new(n)?;
     let sends: Vec<DeviceBuffer<f32>> = gpus.iter().map(|g| g.alloc_zeroed(1)).collect::<Result<_, _>>()?;
@@ -325,18 +321,7 @@ fn scalar(gpus: &[Device], plan: &Plan, rows: &mut Vec<Row>, report: &mut String
         (ours.seconds - single_gpu.seconds) * 1e6,
         (ours.seconds - single_gpu.seconds) / nccl_all_reduce.seconds
     )?;
-    print!(
-        "{}",
-        report
-            .lines()
-            .rev()
-            .take(8)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .map(|l| format!("{l}\n"))
-            .collect::<String>()
-    );
+    print_last_lines(report, 8);
     rows.extend([
         Row::new("scalar", "nccl-direct-all-reduce", n, 4, nccl_all_reduce),
         Row::new("scalar", "nccl-direct-all-gather", n, 4, nccl_all_gather),

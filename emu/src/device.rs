@@ -8,11 +8,14 @@ use core::panic::Location;
 use std::format;
 use std::string::String;
 
-use super::block;
-pub use super::block::BarOp;
-pub use super::engine::Order;
-use super::engine::{self, split, Run};
+use super::barrier;
+pub use super::barrier::BarOp;
+use super::engine;
 use super::race::Kind;
+pub use super::site::Order;
+use super::site::{split, Tid};
+use super::state::State;
+use super::thread::Run;
 use super::warp;
 pub use super::warp::{Op, Redux, Shfl, Vote};
 use super::ErrorKind;
@@ -82,7 +85,7 @@ pub fn barrier(
 ) -> (u64, bool) {
     engine::wait_with(|state, t| {
         let site = state.site(t, at);
-        state.arrive_barrier(t, block::Wait { id, op, count, predicate, site })
+        state.arrive_barrier(t, barrier::Wait { id, op, count, predicate, site })
     })
 }
 
@@ -150,7 +153,7 @@ pub fn global_access(
 }
 
 /// How a report names the memory at `addr`: a shared element, or a global address.
-fn memory_name(state: &engine::State, t: engine::Tid, addr: usize, bytes: usize) -> String {
+fn memory_name(state: &State, t: Tid, addr: usize, bytes: usize) -> String {
     match state.block(t).allocation_of(addr) {
         Some(_) => shared_element(state, t, addr, bytes),
         None => format!("global address {addr:#x}"),
@@ -248,7 +251,7 @@ pub fn check_stored(value: &[u8], at: &'static Location<'static>) {
 
 /// "element 7 of `SLOTS` (declared at file:line)": the shared element of `bytes` bytes at
 /// `addr` in thread `t`'s block.
-fn shared_element(state: &engine::State, t: engine::Tid, addr: usize, bytes: usize) -> String {
+fn shared_element(state: &State, t: Tid, addr: usize, bytes: usize) -> String {
     match state.block(t).allocation_of(addr) {
         Some(a) => format!("element {} of {}", a.offset(addr) / bytes.max(1), a.label),
         None => format!("shared address {addr:#x}"),

@@ -10,7 +10,6 @@
 
 use core::cell::{Cell, RefCell};
 use core::ffi::{c_void, CStr};
-use core::fmt;
 use core::panic::Location;
 use std::any::Any;
 use std::boxed::Box;
@@ -22,277 +21,25 @@ use std::vec::Vec;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
-use super::block::{self, Block};
+use super::block::Block;
 use super::overflow;
-use super::race::{Clock, Published, Remote, Shadow};
-use super::undefined::Undefined;
-use super::warp;
+use super::poison::Undefined;
+use super::race::Shadow;
+use super::site::{split, tid, Site, Tid};
+use super::state::{Rng, State};
+use super::thread::Run;
 use super::{Error, ErrorKind, LaunchConfig, Options, Shape};
 use warpsafe_types::Dim3;
 use warpsafe_types::UntypedKernel;
 
-/// A thread of a resident block: its block's slot in the upper bits, its linear index in
-/// the block (below 1024) in the lower ten.
-pub(crate) type Tid = u32;
-
-const LINEAR_BITS: u32 = 10;
-
-pub(crate) fn tid(slot: usize, linear: u32) -> Tid {
-    ((slot as u32) << LINEAR_BITS) | linear
-}
-
-pub(crate) fn split(t: Tid) -> (usize, u32) {
-    ((t >> LINEAR_BITS) as usize, t & ((1 << LINEAR_BITS) - 1))
-}
-
-/// Where a thread is in the kernel's source: the caller's location, and the collective
-/// of the safe layer that made the call (`Group::ballot`, `warp::shfl_idx_sync`, ...).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Site {
-    pub at: &'static Location<'static>,
-    pub via: Option<&'static CStr>,
-    /// A checked group collective: its lanes must all reach it at this place (the GPU's
-    /// `activemask` test).
-    pub group_checked: bool,
-}
-
-impl Site {
-    /// A site at the caller, for unit tests.
-    #[cfg(test)]
-    #[track_caller]
-    pub fn test() -> Site {
-        Site { at: Location::caller(), via: None, group_checked: false }
-    }
-
-    pub fn same_place(&self, other: &Site) -> bool {
-        self.at.line() == other.at.line()
-            && self.at.column() == other.at.column()
-            && self.at.file() == other.at.file()
-    }
-}
-
-impl fmt::Display for Site {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "at {}:{}:{}", self.at.file(), self.at.line(), self.at.column())?;
-        if let Some(via) = self.via {
-            let via = via.to_string_lossy();
-            if via.contains("::") {
-                write!(f, " (in {via})")?;
-            } else {
-                write!(f, " (in Group::{via})")?;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Memory-ordering strength of an access or fence, for the race check's
-/// synchronisation edges.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Order {
-    Relaxed,
-    Acquire,
-    Release,
-    AcqRel,
-}
-
-impl Order {
-    pub fn acquires(self) -> bool {
-        matches!(self, Order::Acquire | Order::AcqRel)
-    }
-    pub fn releases(self) -> bool {
-        matches!(self, Order::Release | Order::AcqRel)
-    }
-}
-
-/// What an emulated thread is doing.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Run {
-    /// Running, or runnable.
-    Ready,
-    /// At an `activemask` (runnable: the scheduler resolves it when it picks the thread).
-    ActiveMask(Site),
-    /// Waiting at a warp collective.
-    Warp(warp::Wait),
-    /// Waiting at a block barrier.
-    Barrier(block::Wait),
-    /// Finished.
-    Exited,
-}
-
-/// One emulated thread.
-pub(crate) struct Thread {
-    pub idx: Dim3,
-    pub run: Run,
-    /// The result of the collective or barrier it waited at.
-    pub result: (u64, bool),
-    yielder: *const Yielder<(), ()>,
-    /// The site that names the collectives it makes now (see `crate::arch::site`).
-    pub site: Option<Site>,
-    /// Its last switch point.
-    pub last: Option<Site>,
-    /// Address and value of its last load, to tell a spin from progress.
-    last_load: (usize, u64),
-    /// The polls (atomic, volatile or ordered loads: address and value) it made in the
-    /// epoch `polls_epoch`.
-    polls: Vec<(usize, u64)>,
-    polls_epoch: u64,
-    /// What it knows of the clocks of other blocks' threads (release/acquire edges).
-    pub remote: Remote,
-    /// Its clock at its last fence: what its later relaxed atomic writes publish.
-    pub fenced: Option<Published>,
-    /// What its relaxed atomic reads saw since its last fence: what the next fence takes.
-    pub seen: Option<Clock>,
-    /// The epoch in which it was seen spinning: it re-read a location and got the value
-    /// it had read there before in the same epoch, or met a spinning lane at a collective.
-    pub spinning_epoch: u64,
-}
-
-impl Thread {
-    /// Address and value of its last load.
-    pub fn last_load(&self) -> (usize, u64) {
-        self.last_load
-    }
-
-    pub fn new(idx: Dim3) -> Thread {
-        Thread {
-            idx,
-            run: Run::Ready,
-            result: (0, false),
-            yielder: core::ptr::null(),
-            site: None,
-            last: None,
-            last_load: (0, 0),
-            polls: Vec::new(),
-            polls_epoch: 0,
-            remote: Remote::default(),
-            fenced: None,
-            seen: None,
-            spinning_epoch: 0,
-        }
-    }
-}
-
-/// A SplitMix64 generator: small, fast and the same on every platform.
-pub(crate) struct Rng(u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (`n > 0`).
-    pub fn below(&mut self, n: usize) -> usize {
-        ((self.next() as u128 * n as u128) >> 64) as usize
-    }
-}
-
-/// Everything about one launch that the threads share.
-pub(crate) struct State {
-    pub kernel: &'static str,
-    pub config: Shape,
-    pub options: Options,
-    pub rng: Rng,
-    pub slots: Vec<Option<Block>>,
-    next_block: u64,
-    grid_blocks: u64,
-    pub runnable: Vec<Tid>,
-    pub error: Option<Error>,
-    /// Switch points since the last progress (a memory change, a new value read, a
-    /// completed collective or barrier, a thread that finished or started).
-    idle: u64,
-    /// Every global-memory access of the launch, for the race check.
-    pub global_shadow: Shadow,
-    /// Clocks published at addresses by releases (`true`: at device or system scope).
-    pub published: HashMap<(usize, bool), Published>,
-    /// The undefined values the launch produced.
-    pub undefined: Undefined,
-    /// Counts memory changes, completed barriers, finished and started threads: a thread
-    /// that reads the same value at the same address twice in one epoch is spinning.
-    pub epoch: u64,
-}
-
+/// The scheduler's own operations on the launch state.
 impl State {
-    pub fn block(&self, t: Tid) -> &Block {
-        match &self.slots[split(t).0] {
-            Some(block) => block,
-            None => unreachable!("a thread of an empty slot ran"),
-        }
-    }
-
-    pub fn block_mut(&mut self, t: Tid) -> &mut Block {
-        match &mut self.slots[split(t).0] {
-            Some(block) => block,
-            None => unreachable!("a thread of an empty slot ran"),
-        }
-    }
-
-    pub fn thread(&self, t: Tid) -> &Thread {
-        &self.block(t).threads[split(t).1 as usize]
-    }
-
-    pub fn thread_mut(&mut self, t: Tid) -> &mut Thread {
-        &mut self.block_mut(t).threads[split(t).1 as usize]
-    }
-
-    /// The site of a call made at `at` by thread `t`: its open site, if any, else `at`.
-    pub fn site(&self, t: Tid, at: &'static Location<'static>) -> Site {
-        self.thread(t).site.unwrap_or(Site { at, via: None, group_checked: false })
-    }
-
-    /// Records the launch's first error.
-    pub fn fail(&mut self, kind: ErrorKind, message: String) {
-        if self.error.is_none() {
-            self.error = Some(Error::new(kind, self.options.seed, self.kernel, message));
-        }
-    }
-
-    /// Blocks in the grid.
-    pub fn grid_blocks(&self) -> u64 {
-        self.grid_blocks
-    }
-
-    /// Blocks of the grid that have not started yet (waiting for a resident slot).
-    pub fn blocks_not_started(&self) -> u64 {
-        self.grid_blocks - self.next_block
-    }
-
-    /// Something changed that may let a spinning thread go on.
-    pub fn progress(&mut self) {
-        self.idle = 0;
-        self.epoch += 1;
-    }
-
-    /// A collective completed: the lanes moved on (for the step budget), though memory did
-    /// not change (a warp may vote in a spin loop). Lanes that met a spinning lane there
-    /// spin with it.
-    pub fn collective_done(&mut self, members: impl Iterator<Item = Tid> + Clone) {
-        self.idle = 0;
-        let epoch = self.epoch;
-        if members.clone().any(|m| self.thread(m).spinning_epoch == epoch) {
-            for m in members {
-                self.thread_mut(m).spinning_epoch = epoch;
-            }
-        }
-    }
-
     /// Whether every runnable thread is spinning in the current epoch: none can make
     /// progress, since nothing they read can change until one of them writes.
     fn all_spinning(&self) -> bool {
         !self.runnable.is_empty()
             && self.runnable.iter().all(|&t| self.thread(t).spinning_epoch == self.epoch)
     }
-
-    /// Makes thread `t` runnable.
-    pub fn wake(&mut self, t: Tid) {
-        self.thread_mut(t).run = Run::Ready;
-        self.runnable.push(t);
-    }
-
     /// Starts the next block of the grid in `slot`, if one is left.
     fn start_block(&mut self, slot: usize) -> Option<u32> {
         if self.next_block == self.grid_blocks {
@@ -315,7 +62,6 @@ impl State {
         self.progress();
         Some(threads)
     }
-
     /// Picks the next thread to run; `None` when the launch is over (finished, or an
     /// error was recorded, possibly by this call: a deadlock or a livelock).
     fn pick(&mut self) -> Option<Tid> {
@@ -353,7 +99,6 @@ impl State {
         }
         Some(t)
     }
-
     /// Thread `t` finished: the lanes and barriers waiting for it learn so, and its block
     /// makes room for the next when it was the last. Returns the size of the block
     /// started in its slot, if one was.
@@ -375,34 +120,6 @@ impl State {
         }
         None
     }
-
-    /// Notes a switch point's memory access for the livelock check: a write that changes
-    /// memory is progress; a read of a value the thread had not just seen at that address
-    /// resets the step budget; a poll (`poll`: an atomic, volatile or ordered load) that
-    /// returns what an earlier poll of the same address returned in this epoch marks the
-    /// thread spinning.
-    pub fn note_access(&mut self, t: Tid, addr: usize, seen: u64, wrote: bool, poll: bool) {
-        let epoch = self.epoch;
-        let thread = self.thread_mut(t);
-        let fresh = thread.last_load != (addr, seen);
-        thread.last_load = (addr, seen);
-        if poll && !wrote {
-            if thread.polls_epoch != epoch {
-                thread.polls.clear();
-                thread.polls_epoch = epoch;
-            }
-            if thread.polls.contains(&(addr, seen)) {
-                thread.spinning_epoch = epoch;
-            } else if thread.polls.len() < POLLS_KEPT {
-                thread.polls.push((addr, seen));
-            }
-        }
-        if wrote {
-            self.progress();
-        } else if fresh {
-            self.idle = 0;
-        }
-    }
 }
 
 /// What the scheduler and the running coroutines share.
@@ -411,6 +128,19 @@ struct Engine {
     current: Cell<Tid>,
     kernel: *const UntypedKernel,
     args: *const [*mut c_void],
+}
+
+/// What an overflowed coroutine runs (on its own stack, reset; see `overflow`): records
+/// the launch's error, naming the thread.
+fn stack_overflowed() {
+    let message = with(|state, t| {
+        format!(
+            "{} overflowed its stack of {} bytes (Options::stack_bytes, the emulator's cudaLimitStackSize; a GPU thread may use up to 512 KiB): a large local array, or deep recursion. Raise Options::stack_bytes if the kernel needs more",
+            state.who(t),
+            state.options.stack_bytes
+        )
+    });
+    with(|state, _| state.fail(ErrorKind::StackOverflow, message));
 }
 
 /// The unwinding payload that ends a thread after it recorded the launch's error.
@@ -436,9 +166,6 @@ const RECENT: usize = 32;
 /// After this many steps without progress, and every this many steps after that, the
 /// scheduler checks whether every runnable thread is spinning.
 const SPIN_CHECK: u64 = 4096;
-
-/// Distinct polls remembered per thread and epoch (a spin loop polls one or two flags).
-const POLLS_KEPT: usize = 8;
 
 /// At most this many stacks are kept for reuse per OS thread (each is a mapping with a
 /// guard page, two of the kernel's memory mappings).
@@ -617,7 +344,7 @@ pub(crate) unsafe fn run(
             unreachable!("a runnable thread has a coroutine")
         };
         IN_KERNEL.with(|k| k.set(true));
-        let result = overflow::guarded(coroutine.trap_handler(), || coroutine.resume(()));
+        let result = overflow::guarded(coroutine.trap_handler(), stack_overflowed, || coroutine.resume(()));
         IN_KERNEL.with(|k| k.set(false));
         if let CoroutineResult::Return(()) = result {
             if let Some(done) = coroutines[slot][linear as usize].take() {

@@ -119,22 +119,44 @@
 //! To keep the working set of coroutine stacks small, and to look like a GPU, half of the
 //! scheduler's picks come from the threads made runnable last (typically the lanes a
 //! collective just released), the other half uniformly from all runnable threads.
+//!
+//! # Layers
+//!
+//! The modules import only downwards (no circles), and the `impl State` blocks of the
+//! machines call only the layers below them:
+//!
+//! | layer | modules | what |
+//! | --- | --- | --- |
+//! | data | `site` | thread ids, source sites, memory-ordering strengths |
+//! | data | `race`, `poison`, `warp`, `barrier` | vector clocks and shadows; the poison word and where undefined values came from; a warp's collective waits (and mask names); a block's barriers |
+//! | data | `thread`, `block`, `state` | one thread; one block (threads, warps, barriers, shared memory); the launch |
+//! | reading | `report` | who a thread is and what it does, stall and livelock reports |
+//! | machines | `memory`, `undefined`, then `barrier_sync`, `collective` | accesses and happens-before edges; uses of undefined values; block barriers; warp collectives, each an `impl State` |
+//! | scheduler | `engine`, `overflow` | coroutines, the seeded scheduler, stack overflows |
+//! | adapter | `device` | the API the device crate's `arch` layer calls |
 
+mod barrier;
+mod barrier_sync;
 mod block;
+mod collective;
 pub mod device;
 mod engine;
 mod error;
 mod memory;
 mod overflow;
+mod poison;
 mod race;
 mod report;
+mod site;
+mod state;
 #[cfg(test)]
 mod tests;
+mod thread;
 mod undefined;
 mod warp;
 
 pub use error::{Error, ErrorKind};
-pub use undefined::POISON;
+pub use poison::POISON;
 
 use core::ffi::c_void;
 

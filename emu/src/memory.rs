@@ -6,8 +6,9 @@
 use std::format;
 use std::string::String;
 
-use super::engine::{split, Order, Site, State, Tid};
 use super::race::{self, Access, Clock, Kind, Published};
+use super::site::{split, Order, Site, Tid};
+use super::state::State;
 use super::ErrorKind;
 use warpsafe_types::Scope;
 

@@ -6,7 +6,7 @@
 //! On Linux (x86_64, aarch64) a `SIGSEGV`/`SIGBUS` handler, running on an alternate signal
 //! stack, checks whether the faulting stack pointer lies in the running coroutine's stack;
 //! if so it redirects that coroutine (corosensei's trap-handler support) to a function
-//! that records [`ErrorKind::StackOverflow`] and ends the coroutine, and the launch
+//! that records [`crate::ErrorKind::StackOverflow`] and ends the coroutine, and the launch
 //! returns the error. Any other fault goes to the handler that was installed before (the
 //! Rust runtime's, or the default action). The overflowed thread's frames are abandoned,
 //! not unwound: what they owned leaks.
@@ -17,34 +17,34 @@ use core::cell::Cell;
 
 use corosensei::trap::CoroutineTrapHandler;
 
-use super::engine;
-use super::ErrorKind;
-
 std::thread_local! {
     /// The trap handler of the coroutine running on this OS thread, while one runs.
     static RUNNING: Cell<Option<CoroutineTrapHandler<()>>> = const { Cell::new(None) };
+    /// What that coroutine runs when its stack overflows.
+    static ON_OVERFLOW: Cell<Option<fn()>> = const { Cell::new(None) };
 }
 
 /// Runs `resume` (resuming a coroutine whose trap handler is `handler`) so that an
-/// overflow of its stack is caught.
-pub(crate) fn guarded<R>(handler: CoroutineTrapHandler<()>, resume: impl FnOnce() -> R) -> R {
+/// overflow of its stack is caught: the coroutine then continues in `on_overflow`, on its
+/// own stack (reset), which records the error and returns to end the coroutine.
+pub(crate) fn guarded<R>(
+    handler: CoroutineTrapHandler<()>,
+    on_overflow: fn(),
+    resume: impl FnOnce() -> R,
+) -> R {
     platform::install();
     RUNNING.with(|r| r.set(Some(handler)));
+    ON_OVERFLOW.with(|o| o.set(Some(on_overflow)));
     let result = resume();
     RUNNING.with(|r| r.set(None));
     result
 }
 
-/// Where an overflowed coroutine continues (on its own stack, reset): records the error.
+/// Where an overflowed coroutine continues: the `on_overflow` of [`guarded`].
 fn overflowed() {
-    let message = engine::with(|state, t| {
-        format!(
-            "{} overflowed its stack of {} bytes (Options::stack_bytes, the emulator's cudaLimitStackSize; a GPU thread may use up to 512 KiB): a large local array, or deep recursion. Raise Options::stack_bytes if the kernel needs more",
-            state.who(t),
-            state.options.stack_bytes
-        )
-    });
-    engine::with(|state, _| state.fail(ErrorKind::StackOverflow, message));
+    if let Some(on_overflow) = ON_OVERFLOW.with(Cell::get) {
+        on_overflow();
+    }
 }
 
 #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))]

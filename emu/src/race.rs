@@ -30,7 +30,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::vec;
 use std::vec::Vec;
 
-use super::engine::Site;
+use super::site::Site;
 use warpsafe_types::Scope;
 
 /// What kind of access a shadow entry records.

@@ -6,35 +6,11 @@ use std::format;
 use std::string::String;
 use std::vec::Vec;
 
-use super::engine::{split, tid, Run, State, Tid};
+use super::site::{split, tid, Tid};
+use super::state::State;
+use super::thread::Run;
+use super::warp::lanes;
 use super::ErrorKind;
-
-/// `0x0000ffff`.
-pub(crate) fn hex(mask: u32) -> String {
-    format!("{mask:#010x}")
-}
-
-/// `lanes 0-15, 17` / `lane 3` / `no lanes`.
-pub(crate) fn lanes(mask: u32) -> String {
-    let mut runs = Vec::new();
-    let mut lane = 0;
-    while lane < 32 {
-        if mask & (1 << lane) == 0 {
-            lane += 1;
-            continue;
-        }
-        let start = lane;
-        while lane < 32 && mask & (1 << lane) != 0 {
-            lane += 1;
-        }
-        runs.push(if lane - start == 1 { format!("{start}") } else { format!("{start}-{}", lane - 1) });
-    }
-    match mask.count_ones() {
-        0 => String::from("no lanes"),
-        1 => format!("lane {}", runs.join(", ")),
-        _ => format!("lanes {}", runs.join(", ")),
-    }
-}
 
 /// `warp 1, lanes 0-31` when `linears` (ascending thread indices of one block) lie in one
 /// warp, else `threads 0-15, 40-63`.

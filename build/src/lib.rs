@@ -7,6 +7,12 @@
 //! everywhere, so this crate does the link itself with the LLVM tools that rustup's
 //! `llvm-tools` component ships:
 //!
+//! 0. The pinned nightly ([`PINNED_TOOLCHAIN`], the one this repository's
+//!    `rust-toolchain.toml` names) is found through rustup (`rustup which`) and installed
+//!    with `rust-src` and `llvm-tools` when it is missing. The build that calls the
+//!    builder may be on any toolchain, stable included: the nested build runs that
+//!    nightly's own `cargo` and `rustc`, in an environment cleaned of the outer build's
+//!    `CARGO`, `RUSTC`, `RUSTUP_TOOLCHAIN`, wrappers and flags.
 //! 1. `cargo build --lib --release --target nvptx64-nvidia-cuda -Zbuild-std=core` with
 //!    `-C target-cpu=sm_XX -C target-feature=+ptxYY`, in a target directory of its own (so
 //!    that the nested cargo never waits on the outer one's lock). On this target every
@@ -35,7 +41,6 @@
 //! `#[cfg(target_feature = "sm_80")]` (rustc sets every `sm_NN` feature up to the target).
 
 use std::collections::BTreeSet;
-use std::ffi::OsString;
 use std::fmt;
 use std::fs;
 use std::io::Read;
@@ -44,6 +49,15 @@ use std::process::{Command, Stdio};
 
 /// The rustc target that kernels are compiled for.
 pub const NVPTX_TARGET: &str = "nvptx64-nvidia-cuda";
+
+/// The nightly toolchain kernels are compiled with: `-Zbuild-std` and the `ptx-kernel`
+/// ABI need a nightly, and this one is the one warpsafe's device crate is tested on (the
+/// repository's `rust-toolchain.toml` names the same; a test checks that they agree).
+pub const PINNED_TOOLCHAIN: &str = "nightly-2026-05-20";
+
+/// Set to `1` to make a missing toolchain an error (with the command that installs it)
+/// instead of installing it.
+pub const NO_INSTALL_VARIABLE: &str = "WARPSAFE_BUILD_NO_INSTALL";
 
 /// A GPU architecture (`sm_XX`) to emit PTX for, with the PTX ISA version used for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -125,12 +139,37 @@ pub enum BuildError {
         /// The path given to [`Builder::new`].
         path: PathBuf,
     },
+    /// rustup, which runs the pinned nightly, is not on the `PATH`.
+    #[error(
+        "warpsafe-build runs the nightly toolchain {toolchain} through rustup, but `rustup` \
+         could not be run ({source}); install rustup (https://rustup.rs) and then \
+         `rustup toolchain install {toolchain} --profile minimal --component rust-src --component llvm-tools`"
+    )]
+    NoRustup {
+        /// The toolchain that was wanted.
+        toolchain: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The pinned nightly is not installed and could not be installed.
+    #[error(
+        "the nightly toolchain {toolchain} that compiles kernels is not installed{}; install it with \
+         `rustup toolchain install {toolchain} --profile minimal --component rust-src --component llvm-tools` \
+         (it needs the network once)",
+        if detail.is_empty() { String::new() } else { format!(" ({detail})") }
+    )]
+    MissingToolchain {
+        /// The toolchain.
+        toolchain: String,
+        /// What rustup said, or why it was not asked to install.
+        detail: String,
+    },
     /// The toolchain lacks the standard library's source, needed by `-Zbuild-std=core`.
     #[error(
         "the Rust toolchain at {} has no rust-src component (needed to build core for \
-         nvptx64-nvidia-cuda): run `rustup component add rust-src` for the toolchain in \
-         rust-toolchain.toml",
-        sysroot.display()
+         nvptx64-nvidia-cuda): run `rustup component add rust-src --toolchain {}`",
+        sysroot.display(),
+        toolchain_name(sysroot)
     )]
     MissingRustSrc {
         /// The toolchain's sysroot.
@@ -139,9 +178,9 @@ pub enum BuildError {
     /// The toolchain lacks `llvm-link`, `llvm-dis`, `opt` or `llc`.
     #[error(
         "the Rust toolchain at {} has no {tool} (component llvm-tools, needed to link \
-         kernels into PTX): run `rustup component add llvm-tools` for the toolchain in \
-         rust-toolchain.toml",
-        sysroot.display()
+         kernels into PTX): run `rustup component add llvm-tools --toolchain {}`",
+        sysroot.display(),
+        toolchain_name(sysroot)
     )]
     MissingLlvmTools {
         /// The toolchain's sysroot.
@@ -203,6 +242,11 @@ pub enum BuildError {
         /// The OS error.
         source: std::io::Error,
     },
+}
+
+/// The toolchain a sysroot belongs to (its directory name under rustup's `toolchains`).
+fn toolchain_name(sysroot: &Path) -> String {
+    sysroot.file_name().map_or_else(|| PINNED_TOOLCHAIN.to_string(), |n| n.to_string_lossy().into_owned())
 }
 
 fn known_archs() -> String {
@@ -272,6 +316,8 @@ pub struct Builder {
     cfgs: Vec<String>,
     out_dir: Option<PathBuf>,
     target_dir: Option<PathBuf>,
+    toolchain: String,
+    install_missing: bool,
 }
 
 impl Builder {
@@ -285,7 +331,24 @@ impl Builder {
             cfgs: Vec::new(),
             out_dir: None,
             target_dir: None,
+            toolchain: PINNED_TOOLCHAIN.to_string(),
+            install_missing: std::env::var(NO_INSTALL_VARIABLE).as_deref() != Ok("1"),
         }
+    }
+
+    /// Whether a missing toolchain (or its `rust-src` and `llvm-tools` components) is
+    /// installed with rustup (the default, unless `$WARPSAFE_BUILD_NO_INSTALL` is `1`) or
+    /// is an error that names the command to run.
+    pub fn install_missing(mut self, install: bool) -> Builder {
+        self.install_missing = install;
+        self
+    }
+
+    /// The rustup toolchain that compiles the kernels ([`PINNED_TOOLCHAIN`] by default):
+    /// a nightly with `-Zbuild-std` and the `ptx-kernel` ABI.
+    pub fn toolchain(mut self, name: impl Into<String>) -> Builder {
+        self.toolchain = name.into();
+        self
     }
 
     /// Adds an architecture to build for (may be called several times).
@@ -347,12 +410,20 @@ impl Builder {
         });
         fs::create_dir_all(&out_dir).map_err(io_err("creating", &out_dir))?;
 
-        let tools = Toolchain::find()?;
+        let tools = Toolchain::find(&self.toolchain, self.install_missing, in_build_script)?;
         let mut built = Vec::new();
         let mut sources = BTreeSet::new();
         for arch in archs {
             let arch_dir = target_dir.join(arch.to_string());
-            let compiled = self.cargo_build(arch, &arch_dir, &tools.sysroot)?;
+            if in_build_script && !arch_dir.join("nvptx64-nvidia-cuda").exists() {
+                // A build script's only visible output; shown once per cold target directory.
+                println!(
+                    "cargo:warning=warpsafe-build: compiling core and {} for {arch} with {} (first build: about a minute)",
+                    self.crate_path.display(),
+                    self.toolchain
+                );
+            }
+            let compiled = self.cargo_build(arch, &arch_dir, &tools)?;
             sources.extend(compiled.local_crate_dirs);
             // Link scratch files are per output directory: two build scripts may share
             // the nested target directory (cargo serialises that part), never this one.
@@ -377,8 +448,9 @@ impl Builder {
     }
 
     /// Step 1: the nested `cargo build` for one architecture.
-    fn cargo_build(&self, arch: Arch, target_dir: &Path, sysroot: &Path) -> Result<Compiled, BuildError> {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
+    fn cargo_build(&self, arch: Arch, target_dir: &Path, tools: &Toolchain) -> Result<Compiled, BuildError> {
+        let sysroot = &tools.sysroot;
+        let cargo = tools.cargo.clone().into_os_string();
         let mut rustflags = vec![
             format!("-Ctarget-cpu={arch}"),
             format!("-Ctarget-feature=+ptx{}", arch.ptx),
@@ -396,10 +468,15 @@ impl Builder {
             .arg(target_dir)
             .arg("--message-format=json-diagnostic-rendered-ansi")
             .env("CARGO_ENCODED_RUSTFLAGS", rustflags)
+            .env("RUSTC", &tools.rustc)
+            .env("RUSTUP_TOOLCHAIN", &self.toolchain)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        // The outer build's settings must not leak into the nvptx build.
+        // The outer build's settings and toolchain must not leak into the nvptx build.
         for var in [
+            "CARGO",
+            "RUSTDOC",
+            "RUSTC_LINKER",
             "RUSTFLAGS",
             "CARGO_BUILD_RUSTFLAGS",
             "CARGO_BUILD_TARGET",
@@ -482,8 +559,10 @@ struct Compiled {
     crate_name: String,
 }
 
-/// The LLVM tools of the active toolchain.
+/// The pinned toolchain: its `cargo` and `rustc`, its sysroot and its LLVM tools.
 struct Toolchain {
+    cargo: PathBuf,
+    rustc: PathBuf,
     sysroot: PathBuf,
     llvm_link: PathBuf,
     llvm_dis: PathBuf,
@@ -491,25 +570,85 @@ struct Toolchain {
     llc: PathBuf,
 }
 
+/// `rustup` with an environment that does not pin another toolchain.
+fn rustup() -> Command {
+    let mut cmd = Command::new("rustup");
+    for var in ["RUSTUP_TOOLCHAIN", "CARGO", "RUSTC", "RUSTDOC"] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
 impl Toolchain {
-    fn sysroot() -> Option<PathBuf> {
-        let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| OsString::from("rustc"));
-        let out = Command::new(rustc).args(["--print", "sysroot"]).output().ok()?;
-        out.status.success().then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+    /// The path of `tool` in toolchain `name` (`rustup which`), or what rustup said.
+    fn which(name: &str, tool: &str) -> Result<Result<PathBuf, String>, BuildError> {
+        let out = rustup()
+            .args(["which", "--toolchain", name, tool])
+            .output()
+            .map_err(|source| BuildError::NoRustup { toolchain: name.to_string(), source })?;
+        let text = |b: &[u8]| String::from_utf8_lossy(b).trim().to_string();
+        Ok(if out.status.success() { Ok(PathBuf::from(text(&out.stdout))) } else { Err(text(&out.stderr)) })
     }
 
-    fn host_triple() -> Option<String> {
-        let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| OsString::from("rustc"));
-        let out = Command::new(rustc).arg("-vV").output().ok()?;
-        String::from_utf8_lossy(&out.stdout).lines().find_map(|l| l.strip_prefix("host: ").map(str::to_owned))
-    }
-
-    fn find() -> Result<Toolchain, BuildError> {
-        let sysroot = Self::sysroot().ok_or_else(|| BuildError::Spawn {
-            program: "rustc --print sysroot".into(),
-            source: std::io::Error::other("rustc did not report a sysroot"),
+    /// Finds toolchain `name`, installing it (with `rust-src` and `llvm-tools`) when it
+    /// is missing and `install` is set.
+    fn find(name: &str, install: bool, in_build_script: bool) -> Result<Toolchain, BuildError> {
+        let rustc = match Self::which(name, "rustc")? {
+            Ok(rustc) => rustc,
+            Err(said) => {
+                if !install {
+                    return Err(BuildError::MissingToolchain {
+                        toolchain: name.to_string(),
+                        detail: format!("{said}; not installing it (Builder::install_missing(false) or {NO_INSTALL_VARIABLE}=1)"),
+                    });
+                }
+                if in_build_script {
+                    println!("cargo:warning=warpsafe-build: installing the nightly toolchain {name} (rust-src, llvm-tools) with rustup");
+                }
+                eprintln!("warpsafe-build: installing {name} with rustup");
+                let out = rustup()
+                    .args(["toolchain", "install", name, "--profile", "minimal"])
+                    .args(["--component", "rust-src", "--component", "llvm-tools"])
+                    .output()
+                    .map_err(|source| BuildError::NoRustup { toolchain: name.to_string(), source })?;
+                if !out.status.success() {
+                    let said = String::from_utf8_lossy(&out.stderr);
+                    let last = said.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("").trim();
+                    return Err(BuildError::MissingToolchain {
+                        toolchain: name.to_string(),
+                        detail: format!("rustup could not install it: {last}"),
+                    });
+                }
+                Self::which(name, "rustc")?
+                    .map_err(|detail| BuildError::MissingToolchain { toolchain: name.to_string(), detail })?
+            }
+        };
+        let cargo = Self::which(name, "cargo")?
+            .map_err(|detail| BuildError::MissingToolchain { toolchain: name.to_string(), detail })?;
+        let probe = |args: &[&str]| -> Option<String> {
+            let out = Command::new(&rustc).args(args).env_remove("RUSTUP_TOOLCHAIN").output().ok()?;
+            out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+        };
+        let sysroot = probe(&["--print", "sysroot"]).map(|s| PathBuf::from(s.trim())).ok_or_else(|| {
+            BuildError::Spawn {
+                program: format!("{} --print sysroot", rustc.display()),
+                source: std::io::Error::other("rustc did not report a sysroot"),
+            }
         })?;
-        Self::in_sysroot(&sysroot, &Self::host_triple().unwrap_or_else(|| "x86_64-unknown-linux-gnu".into()))
+        let host = probe(&["-vV"])
+            .and_then(|v| v.lines().find_map(|l| l.strip_prefix("host: ").map(str::to_owned)))
+            .unwrap_or_else(|| "x86_64-unknown-linux-gnu".into());
+        let mut found = Self::in_sysroot(&sysroot, &host);
+        if matches!(found, Err(BuildError::MissingRustSrc { .. } | BuildError::MissingLlvmTools { .. }))
+            && install
+        {
+            // An installed toolchain without the components: add them, then look again.
+            let _ =
+                rustup().args(["component", "add", "--toolchain", name, "rust-src", "llvm-tools"]).output();
+            found = Self::in_sysroot(&sysroot, &host);
+        }
+        let found = found?;
+        Ok(Toolchain { cargo, rustc, ..found })
     }
 
     /// Checks the components a toolchain rooted at `sysroot` must have.
@@ -527,6 +666,8 @@ impl Toolchain {
             }
         };
         Ok(Toolchain {
+            cargo: PathBuf::new(),
+            rustc: PathBuf::new(),
             sysroot: sysroot.to_path_buf(),
             llvm_link: tool("llvm-link")?,
             llvm_dis: tool("llvm-dis")?,

@@ -90,6 +90,41 @@ fn builder_shows_rustc_errors_of_a_crate_that_does_not_compile() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+#[test]
+fn the_pinned_toolchain_is_the_one_rust_toolchain_toml_names() {
+    let toml = std::fs::read_to_string(workspace_root().join("rust-toolchain.toml")).unwrap();
+    let channel = toml.lines().find_map(|l| l.trim().strip_prefix("channel")).expect("a channel line");
+    assert_eq!(
+        channel.trim_start_matches([' ', '=']).trim().trim_matches('"'),
+        warpsafe_build::PINNED_TOOLCHAIN
+    );
+}
+
+#[test]
+fn a_missing_toolchain_is_an_error_that_names_the_install_command() {
+    let out = std::env::temp_dir().join(format!("warpsafe-no-toolchain-{}", std::process::id()));
+    let err = Builder::new(workspace_root().join("examples/third-party-kernels"))
+        .toolchain("nightly-1999-01-01")
+        .install_missing(false)
+        .out_dir(&out)
+        .build()
+        .unwrap_err();
+    assert!(matches!(err, BuildError::MissingToolchain { .. }), "wrong error: {err}");
+    let message = err.to_string();
+    assert!(
+        message.contains("rustup toolchain install nightly-1999-01-01 --profile minimal --component rust-src --component llvm-tools"),
+        "{message}"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_missing_kernel_crate_is_an_error_that_names_the_path() {
+    let err = Builder::new("/nonexistent/kernels").out_dir(std::env::temp_dir()).build().unwrap_err();
+    assert!(matches!(err, BuildError::NoKernelCrate { .. }), "wrong error: {err}");
+    assert!(err.to_string().contains("/nonexistent/kernels"), "{err}");
+}
+
 /// Misuse that only code generation sees (a constant evaluated per instantiation, so
 /// `cargo check` and the compile-fail tests cannot): the builder compiles for the GPU and
 /// must refuse each, with the check's own message.

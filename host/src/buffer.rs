@@ -12,9 +12,7 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 
 use bytemuck::Pod;
-use cust::sys as cuda;
 
-use crate::driver::check;
 use crate::gpu::GpuContext;
 use crate::{Device, Error};
 
@@ -48,7 +46,7 @@ enum Storage {
     Empty,
     // Field order is drop order; `Drop for DeviceBuffer` frees the memory first anyway.
     Gpu {
-        address: cuda::CUdeviceptr,
+        address: u64,
         bytes: usize,
         context: Arc<GpuContext>,
     },
@@ -109,21 +107,13 @@ impl<T: Pod> DeviceBuffer<T> {
         if bytes == 0 {
             return Ok(DeviceBuffer { len, storage: Storage::Empty, element: PhantomData });
         }
-        context.make_current()?;
-        let mut address = 0;
-        // SAFETY: `address` is a valid out-pointer; the context is current.
-        check(unsafe { cuda::cuMemAlloc_v2(&mut address, bytes) })
-            .map_err(|source| Error::Alloc { bytes, source: Some(source) })?;
+        let address = context.alloc_zeroed(bytes)?;
         // From here on, dropping the buffer frees the allocation.
-        let buffer = DeviceBuffer {
+        Ok(DeviceBuffer {
             len,
             storage: Storage::Gpu { address, bytes, context: Arc::clone(context) },
             element: PhantomData,
-        };
-        // SAFETY: the `bytes` bytes at `address` were just allocated in this context.
-        check(unsafe { cuda::cuMemsetD8_v2(address, 0, bytes) })
-            .map_err(Error::driver(format!("zeroing {bytes} bytes")))?;
-        Ok(buffer)
+        })
     }
 
     /// `len` zeroed elements of host memory for emulated device `emulator`.
@@ -176,10 +166,9 @@ impl<T: Pod> DeviceBuffer<T> {
         match &self.storage {
             Storage::Empty => {}
             Storage::Gpu { address, bytes, context } => {
-                context.make_current()?;
-                // SAFETY: `dst` has `bytes` writable bytes; `address` holds `bytes` bytes.
-                check(unsafe { cuda::cuMemcpyDtoH_v2(dst.as_mut_ptr().cast(), *address, *bytes) })
-                    .map_err(Error::driver(format!("copying {bytes} bytes from the device")))?;
+                debug_assert_eq!(dst.len(), *bytes);
+                // SAFETY: `address` holds `bytes` bytes, as many as `dst` has.
+                unsafe { context.copy_to_host(*address, dst)? };
             }
             Storage::Host { base, layout, .. } => {
                 // SAFETY: the allocation holds `layout.size()` initialised bytes (zeroed at
@@ -207,10 +196,10 @@ impl<T: Pod> DeviceBuffer<T> {
         match &self.storage {
             Storage::Empty => {}
             Storage::Gpu { address, bytes, context } => {
-                context.make_current()?;
-                // SAFETY: `src` has `bytes` readable bytes; `address` holds `bytes` bytes.
-                check(unsafe { cuda::cuMemcpyHtoD_v2(*address, src.as_ptr().cast(), *bytes) })
-                    .map_err(Error::driver(format!("copying {bytes} bytes to the device")))?;
+                debug_assert_eq!(src.len(), *bytes);
+                // SAFETY: `address` holds `bytes` bytes, as many as `src` has, and `&mut
+                // self` excludes every other access from the host.
+                unsafe { context.copy_from_host(*address, src)? };
             }
             Storage::Host { base, layout, .. } => {
                 // SAFETY: the allocation holds `layout.size()` == `src.len()` bytes, and
@@ -226,16 +215,7 @@ impl<T> Drop for DeviceBuffer<T> {
     fn drop(&mut self) {
         match &self.storage {
             Storage::Empty => {}
-            Storage::Gpu { address, context, .. } => {
-                // A failure here (the context is already broken by a faulted kernel) leaves
-                // nothing to free and no one to tell: ignore it, as the driver's own
-                // wrappers do.
-                if context.make_current().is_ok() {
-                    // SAFETY: `address` came from cuMemAlloc in this context and is freed
-                    // only here.
-                    let _ = unsafe { cuda::cuMemFree_v2(*address) };
-                }
-            }
+            Storage::Gpu { address, context, .. } => context.free(*address),
             Storage::Host { base, layout, .. } => {
                 // SAFETY: allocated with this layout in `host_zeroed`, freed only here.
                 unsafe { std::alloc::dealloc(base.as_ptr(), *layout) };

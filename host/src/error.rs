@@ -1,6 +1,6 @@
 //! The host crate's one error type.
 
-use cust::error::CudaError;
+use crate::gpu::CudaError;
 
 use crate::emu;
 

@@ -25,6 +25,16 @@
 //! out-of-bounds shared access) ends the launch with [`Error::Emulator`], whose message
 //! names the kernel, block, warp, lanes, masks and seed.
 //!
+//! - [`testing`]: one test body on the emulator under several seeds and on every GPU,
+//!   honouring `WARPSAFE_REQUIRE_GPU`, for the integration tests of kernel crates.
+//! - Re-exported for apps, so that a host crate needs only `warpsafe-host` (and
+//!   `warpsafe-build` in its build script): [`warpsafe`] (operators, the views' types),
+//!   [`emu`] (the emulator's `Options`), and [`bytemuck`] (with its derives).
+//!
+//! Without the default `cuda` feature the crate is emulator-only: nothing links
+//! `libcuda`, no PTX is built, [`Device::auto`] picks the emulator and [`Device::gpu`] is
+//! [`Error::NoDevice`] saying why.
+//!
 //! Every failure is an [`Error`] with a message; nothing here panics on bad input.
 //!
 //! ```
@@ -50,18 +60,22 @@
 mod buffer;
 pub mod collective;
 mod device;
-mod driver;
 mod emulator;
 mod error;
+// The GPU backend, or (without the `cuda` feature) its value-less stand-in.
+#[cfg_attr(not(feature = "cuda"), path = "gpu_absent.rs")]
 mod gpu;
 mod launch;
 mod program;
 pub mod ptx;
 pub mod reduce;
 mod stream;
+pub mod testing;
 mod warp_sum;
 
-use warpsafe::emu;
+pub use bytemuck;
+pub use warpsafe;
+pub use warpsafe::emu;
 use warpsafe_entry::kernels as entry_kernels;
 
 pub use buffer::{DeviceBuffer, ALLOCATION_ALIGNMENT};
@@ -72,3 +86,23 @@ pub use launch::{KernelArg, KernelArgs, LaunchConfig, ParamAt, ParamValues};
 pub use program::{Function, Module, Program, Untyped};
 pub use stream::{Event, Stream};
 pub use warp_sum::WarpSumElement;
+
+/// Emulator-only builds (`--no-default-features`): no GPU backend, a typed error for it,
+/// and the emulator fully working.
+#[cfg(all(test, not(feature = "cuda")))]
+mod without_cuda {
+    use crate::{Backend, Device, Error, Gpu};
+
+    #[test]
+    fn the_gpu_is_a_typed_error_and_auto_picks_the_emulator() {
+        let err = Device::gpu().unwrap_err();
+        assert!(matches!(err, Error::NoDevice { .. }), "{err}");
+        assert!(err.to_string().contains("without its `cuda` feature"), "{err}");
+        assert_eq!(Gpu::count(), 0);
+        assert!(Device::gpus().unwrap().is_empty());
+        let device = Device::auto().unwrap();
+        assert_eq!(device.backend(), Backend::Emulator);
+        assert_eq!(device.warp_sums(&[2u32; 33]).unwrap(), vec![64, 2]);
+        assert!(crate::ptx::EMBEDDED.is_empty(), "no PTX is built without the GPU backend");
+    }
+}

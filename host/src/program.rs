@@ -5,10 +5,9 @@ use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use cust::sys as cuda;
 use warpsafe::kernel::{Kernel, Param, Safety, Unsafe, UntypedKernel};
 
-use crate::gpu::GpuContext;
+use crate::gpu::{GpuContext, LoadedPtx, RawFunction};
 use crate::Error;
 
 /// A kernel crate in both of the forms a device can run: its PTX for each architecture it
@@ -92,7 +91,7 @@ impl Program {
 /// A PTX module loaded into a GPU context.
 pub(crate) struct GpuModule {
     // Field order is drop order: the module is unloaded before the context goes.
-    module: cust::module::Module,
+    module: LoadedPtx,
     /// The program's listed kernels, whose parameter counts name lookups use.
     kernels: &'static [&'static UntypedKernel],
     context: Arc<GpuContext>,
@@ -130,9 +129,7 @@ impl Module {
         if let Some(offset) = ptx.bytes().position(|b| b == 0) {
             return Err(Error::PtxContainsNul { offset });
         }
-        context.make_current()?;
-        let module =
-            cust::module::Module::from_ptx(ptx, &[]).map_err(|source| Error::ModuleLoad { source })?;
+        let module = LoadedPtx::load(context, ptx)?;
         let module = GpuModule { module, kernels, context: Arc::clone(context) };
         Ok(Module { inner: ModuleInner::Gpu(Arc::new(module)) })
     }
@@ -229,14 +226,14 @@ impl Module {
 
     fn gpu_function(module: &Arc<GpuModule>, name: &str) -> Result<Function, Error> {
         module.context.make_current()?;
-        let function = module
+        let raw = module
             .module
-            .get_function(name)
+            .function(name)
             .map_err(|source| Error::KernelNotFound { name: name.to_string(), source: Some(source) })?;
         Ok(Function {
             name: Cow::Owned(name.to_string()),
             params: None,
-            inner: FunctionInner::Gpu { raw: function.to_raw(), module: Arc::clone(module) },
+            inner: FunctionInner::Gpu { raw, module: Arc::clone(module) },
             signature: PhantomData,
         })
     }
@@ -275,7 +272,12 @@ impl<P, S: Safety> Clone for Function<P, S> {
 
 #[derive(Clone)]
 enum FunctionInner {
-    Gpu { raw: cuda::CUfunction, module: Arc<GpuModule> },
+    // Never constructed without the `cuda` feature (the stand-in backend has no modules).
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    Gpu {
+        raw: RawFunction,
+        module: Arc<GpuModule>,
+    },
     Emulator(&'static UntypedKernel),
 }
 
@@ -324,7 +326,8 @@ impl<P, S: Safety> Function<P, S> {
     }
 
     /// The raw handle, after checking that the function was loaded in `context`.
-    pub(crate) fn gpu_handle(&self, context: &Arc<GpuContext>) -> Result<cuda::CUfunction, Error> {
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) fn gpu_handle(&self, context: &Arc<GpuContext>) -> Result<RawFunction, Error> {
         match &self.inner {
             FunctionInner::Gpu { raw, module } if Arc::ptr_eq(&module.context, context) => Ok(*raw),
             FunctionInner::Gpu { .. } => {

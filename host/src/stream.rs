@@ -8,11 +8,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cust::event::EventFlags;
-use cust::stream::StreamFlags;
-use cust::sys as cuda;
-
-use crate::gpu::GpuContext;
+use crate::gpu::{GpuContext, GpuEvent, GpuStream, RawStream};
 use crate::Error;
 
 /// A queue of launches on one device, made by [`crate::Device::stream`].
@@ -36,7 +32,7 @@ pub struct Stream {
 
 enum StreamInner {
     // Field order is drop order: the stream goes before the context that owns it.
-    Gpu { stream: cust::stream::Stream, context: Arc<GpuContext> },
+    Gpu { stream: GpuStream, context: Arc<GpuContext> },
     Emulator,
 }
 
@@ -53,9 +49,7 @@ impl Stream {
     /// A new non-blocking stream in `context` (it does not wait for the legacy default
     /// stream, so warpsafe's launches overlap with other libraries' work).
     pub(crate) fn gpu(context: &Arc<GpuContext>) -> Result<Stream, Error> {
-        context.make_current()?;
-        let stream = cust::stream::Stream::new(StreamFlags::NON_BLOCKING, None)
-            .map_err(Error::driver("creating a stream"))?;
+        let stream = GpuStream::new(context)?;
         Ok(Stream { inner: StreamInner::Gpu { stream, context: Arc::clone(context) } })
     }
 
@@ -65,9 +59,9 @@ impl Stream {
     }
 
     /// The raw handle, after checking that the stream belongs to `context`.
-    pub(crate) fn gpu_handle(&self, context: &Arc<GpuContext>) -> Result<cuda::CUstream, Error> {
+    pub(crate) fn gpu_handle(&self, context: &Arc<GpuContext>) -> Result<RawStream, Error> {
         match &self.inner {
-            StreamInner::Gpu { stream, context: own } if Arc::ptr_eq(own, context) => Ok(stream.as_inner()),
+            StreamInner::Gpu { stream, context: own } if Arc::ptr_eq(own, context) => Ok(stream.raw()),
             StreamInner::Gpu { .. } => Err(Error::unsupported("a stream of another GPU context")),
             StreamInner::Emulator => Err(Error::unsupported("an emulator stream used with a GPU")),
         }
@@ -84,7 +78,7 @@ impl Stream {
     }
 
     /// The raw handle of this stream of GPU `device`.
-    pub(crate) fn gpu_stream_of(&self, device: &crate::Device) -> Result<cuda::CUstream, Error> {
+    pub(crate) fn gpu_stream_of(&self, device: &crate::Device) -> Result<RawStream, Error> {
         match device.as_gpu() {
             Some(gpu) => self.gpu_handle(gpu.context()),
             None => Err(Error::unsupported("an emulated device's stream used with a GPU library")),
@@ -124,14 +118,11 @@ impl Stream {
         context.make_current()?;
         let started = Instant::now();
         loop {
-            // SAFETY: a live stream of the current context.
-            match crate::driver::check(unsafe { cuda::cuStreamQuery(stream.as_inner()) }) {
-                Ok(()) => return Ok(true),
-                Err(cust::error::CudaError::NotReady) if Instant::now() < deadline => {
-                    crate::collective::pause(started);
-                }
-                Err(cust::error::CudaError::NotReady) => return Ok(false),
-                Err(err) => return Err(Error::Driver { during: "waiting for a stream".into(), source: err }),
+            match stream.is_idle() {
+                Ok(true) => return Ok(true),
+                Ok(false) if Instant::now() < deadline => crate::collective::pause(started),
+                Ok(false) => return Ok(false),
+                Err(source) => return Err(Error::Driver { during: "waiting for a stream".into(), source }),
             }
         }
     }
@@ -145,9 +136,7 @@ impl Stream {
         match &self.inner {
             StreamInner::Gpu { stream, context } => {
                 context.make_current()?;
-                let event = cust::event::Event::new(EventFlags::DEFAULT)
-                    .map_err(Error::driver("creating an event"))?;
-                event.record(stream).map_err(Error::driver("recording an event"))?;
+                let event = GpuEvent::record(stream).map_err(Error::driver("recording an event"))?;
                 Ok(Event { inner: EventInner::Gpu { event, context: Arc::clone(context) } })
             }
             StreamInner::Emulator => Ok(Event { inner: EventInner::Emulator(Instant::now()) }),
@@ -162,7 +151,7 @@ pub struct Event {
 
 enum EventInner {
     // Field order is drop order: the event goes before its context.
-    Gpu { event: cust::event::Event, context: Arc<GpuContext> },
+    Gpu { event: GpuEvent, context: Arc<GpuContext> },
     Emulator(Instant),
 }
 
@@ -189,8 +178,7 @@ impl Event {
                 if Arc::ptr_eq(context, other) =>
             {
                 context.make_current()?;
-                end.synchronize().map_err(Error::driver("waiting for an event"))?;
-                end.elapsed(begin).map_err(Error::driver("reading the time between two events"))
+                end.elapsed_since(begin)
             }
             (EventInner::Emulator(end), EventInner::Emulator(begin)) => {
                 Ok(end.saturating_duration_since(*begin))

@@ -108,6 +108,8 @@
 //! | `atomicAdd`, `atomicCAS`, ... with `cuda::atomic_ref<T, scope>` | [`atomic::Atomic`] (`BlockAtomicU32`, `DeviceAtomicU64`, ...: `fetch_add`, `add`, `compare_exchange`, ...) | `Atomic::from_ptr` | `atom`/`red.{sem}.{scope}` |
 //! | `cuda::atomic_ref::load(memory_order_acquire)` | [`atomic::Atomic::load`] with [`atomic::Acquire`] | | `ld.acquire.{scope}` |
 //! | `volatile` loads and stores | | [`atomic::load_volatile`], [`atomic::store_volatile`] | `ld.volatile`, `st.volatile` |
+//! | `__popc(x)`, `__popcll(x)` | `x.count_ones()` (Rust's own) | | `popc.b32`, `popc.b64` |
+//! | `__clz(x)`, `__ffs(x)` (1-based lowest set bit, 0 for 0) | `x.leading_zeros()`, `if x == 0 { 0 } else { x.trailing_zeros() + 1 }` | | `clz.b32`; `brev.b32` + `clz.b32` |
 //!
 //! Kernel entry points are not part of this crate: a crate that defines kernels depends on
 //! `warpsafe` and declares its own with [`kernel!`] (`extern "ptx-kernel"` functions on the
@@ -140,6 +142,11 @@ pub mod barrier;
 /// host.
 #[cfg(not(target_arch = "nvptx64"))]
 pub use warpsafe_emu as emu;
+
+/// `bytemuck`, for kernel crates' own element types: `#[derive(Clone, Copy,
+/// warpsafe::bytemuck::Pod, warpsafe::bytemuck::Zeroable)]` with
+/// `#[bytemuck(crate = "warpsafe::bytemuck")]` and `#[repr(C)]`, without a direct dependency.
+pub use bytemuck;
 pub mod fence;
 pub mod global;
 pub mod group;

@@ -76,7 +76,7 @@ pub fn nvptx_target_dir() -> PathBuf {
 
 /// Whether `WARPSAFE_REQUIRE_GPU=1`: a missing GPU must fail the GPU tests.
 fn gpu_required() -> bool {
-    std::env::var("WARPSAFE_REQUIRE_GPU").as_deref() == Ok("1")
+    warpsafe_host::testing::gpu_required()
 }
 
 /// Prints `line` where a passing run shows it: straight to the process's stderr, since
@@ -102,48 +102,22 @@ pub fn gpu_or_skip(test: &str) -> Option<Gpu> {
     }
 }
 
-/// The devices a kernel test runs on: the CPU emulator always (default options, so
-/// `WARPSAFE_EMU_SEED` picks its seed), then the GPU when there is one. Without a GPU it
-/// prints a visible `skipped: no CUDA device` line for the GPU half; with
-/// `WARPSAFE_REQUIRE_GPU=1` a missing GPU fails the test instead.
+/// The devices a kernel test runs on: `warpsafe_host::testing::test_devices` (the
+/// emulator, then every GPU; a visible skip line or, with `WARPSAFE_REQUIRE_GPU=1`, a
+/// failure without one).
 ///
 /// # Panics
-/// With `WARPSAFE_REQUIRE_GPU=1` and no GPU, and when a GPU is present but cannot be
-/// opened.
+/// As `warpsafe_host::testing::test_devices` does.
 pub fn test_devices(test: &str) -> Vec<Device> {
-    let mut devices = vec![Device::emulator()];
-    match Device::gpu() {
-        Ok(gpu) => devices.push(gpu),
-        Err(Error::NoDevice { reason }) => {
-            if gpu_required() {
-                panic!("{test}: WARPSAFE_REQUIRE_GPU=1 but no CUDA device: {reason}");
-            }
-            note(&format!("skipped: no CUDA device (GPU half of {test}: {reason}; ran on the emulator)"));
-        }
-        Err(other) => panic!("{test}: opening the GPU failed: {other}"),
-    }
-    devices
+    warpsafe_host::testing::test_devices(test)
 }
 
-/// Every GPU, as the devices of a multi-GPU test; empty after printing a visible
-/// `skipped: no CUDA device` line when there is none (with `WARPSAFE_REQUIRE_GPU=1` a
-/// missing GPU fails the test instead).
+/// Every GPU, as the devices of a multi-GPU test: `warpsafe_host::testing::test_gpus`.
 ///
 /// # Panics
-/// With `WARPSAFE_REQUIRE_GPU=1` and no GPU, and when a GPU is present but cannot be
-/// opened.
+/// As `warpsafe_host::testing::test_gpus` does.
 pub fn gpus_or_skip(test: &str) -> Vec<Device> {
-    match Device::gpus() {
-        Ok(gpus) if gpus.is_empty() => {
-            if gpu_required() {
-                panic!("{test}: WARPSAFE_REQUIRE_GPU=1 but no CUDA device");
-            }
-            note(&format!("skipped: no CUDA device ({test})"));
-            gpus
-        }
-        Ok(gpus) => gpus,
-        Err(err) => panic!("{test}: opening the GPUs failed: {err}"),
-    }
+    warpsafe_host::testing::test_gpus(test)
 }
 
 /// Whether `device` is the GPU: tests use it to pick sizes (large on the GPU, small

@@ -496,7 +496,7 @@ impl Communicator {
         comms: &mut [nccl::Comm],
         streams: &[&Stream],
         during: &str,
-        mut enqueue: impl FnMut(&mut nccl::Comm, usize, cust::sys::CUstream) -> Result<(), Error>,
+        mut enqueue: impl FnMut(&mut nccl::Comm, usize, crate::gpu::RawStream) -> Result<(), Error>,
     ) -> Result<(), Error> {
         nccl::library()?.group(|| {
             for (i, comm) in comms.iter_mut().enumerate() {

@@ -24,7 +24,7 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use cust::sys as cuda;
+use crate::gpu::RawStream;
 
 use crate::Error;
 
@@ -128,10 +128,10 @@ type AllReduce = unsafe extern "C" fn(
     DataType,
     RedOp,
     RawComm,
-    cuda::CUstream,
+    RawStream,
 ) -> NcclResult;
 type AllGather =
-    unsafe extern "C" fn(*const c_void, *mut c_void, usize, DataType, RawComm, cuda::CUstream) -> NcclResult;
+    unsafe extern "C" fn(*const c_void, *mut c_void, usize, DataType, RawComm, RawStream) -> NcclResult;
 type GetErrorString = unsafe extern "C" fn(NcclResult) -> *const c_char;
 type GetLastError = unsafe extern "C" fn(RawComm) -> *const c_char;
 
@@ -409,7 +409,7 @@ impl Comm {
         count: usize,
         data_type: DataType,
         op: RedOp,
-        stream: cuda::CUstream,
+        stream: RawStream,
     ) -> Result<(), Error> {
         self.usable("ncclAllReduce")?;
         // SAFETY: forwarded from the caller.
@@ -439,7 +439,7 @@ impl Comm {
         send: u64,
         recv: u64,
         bytes: usize,
-        stream: cuda::CUstream,
+        stream: RawStream,
     ) -> Result<(), Error> {
         self.usable("ncclAllGather")?;
         // SAFETY: forwarded from the caller.

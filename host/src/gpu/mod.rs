@@ -1,5 +1,13 @@
 //! The GPU backend: a CUDA device's primary context, a default stream and warpsafe's own
-//! kernels loaded for the device's architecture.
+//! kernels loaded for the device's architecture; and the driver objects the rest of the
+//! crate holds (allocations, streams, events, loaded PTX) behind small wrappers.
+//!
+//! The one place that talks to the CUDA driver (through `cust` 0.3.2 and the calls of
+//! [`driver`] that it does not wrap). Without the crate's `cuda` feature this module is
+//! replaced by `gpu_absent.rs`, whose types have no values: every GPU path is then
+//! unreachable, `Gpu::new` says why, and nothing links `libcuda`.
+
+mod driver;
 
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -7,13 +15,19 @@ use std::time::Duration;
 
 use cust::context::{Context, CurrentContext};
 use cust::device::DeviceAttribute;
-use cust::error::CudaError;
 use cust::sys as cuda;
 
 use warpsafe::kernel::Safety;
 
 use crate::stream::Stream;
-use crate::{driver, ptx, Device, Error, Function, LaunchConfig, Module, WarpSumElement};
+use crate::{ptx, Device, Error, Function, LaunchConfig, Module, WarpSumElement};
+
+pub use cust::error::CudaError;
+
+/// A stream's raw handle, as kernel launches and NCCL take it.
+pub(crate) type RawStream = cuda::CUstream;
+/// A loaded kernel's raw handle.
+pub(crate) type RawFunction = cuda::CUfunction;
 
 /// One CUDA device's primary context and what warpsafe needs to know about the device.
 /// Everything made on the device (modules, buffers, streams, events) holds an `Arc` of
@@ -335,5 +349,124 @@ impl Gpu {
     /// As for [`Device::warp_sums`].
     pub fn warp_sums<T: WarpSumElement>(&self, input: &[T]) -> Result<Vec<T>, Error> {
         Device::from(self.clone()).warp_sums(input)
+    }
+}
+
+impl GpuContext {
+    /// `bytes` (> 0) zeroed bytes of device memory in this context: its address.
+    pub(crate) fn alloc_zeroed(&self, bytes: usize) -> Result<u64, Error> {
+        self.make_current()?;
+        let mut address = 0;
+        // SAFETY: `address` is a valid out-pointer; the context is current.
+        driver::check(unsafe { cuda::cuMemAlloc_v2(&mut address, bytes) })
+            .map_err(|source| Error::Alloc { bytes, source: Some(source) })?;
+        // SAFETY: the `bytes` bytes at `address` were just allocated in this context.
+        if let Err(source) = driver::check(unsafe { cuda::cuMemsetD8_v2(address, 0, bytes) }) {
+            self.free(address);
+            return Err(Error::Driver { during: format!("zeroing {bytes} bytes"), source });
+        }
+        Ok(address)
+    }
+
+    /// Frees an allocation of this context. A failure (the context is already broken by
+    /// a faulted kernel) leaves nothing to free and no one to tell: it is ignored, as the
+    /// driver's own wrappers do.
+    pub(crate) fn free(&self, address: u64) {
+        if self.make_current().is_ok() {
+            // SAFETY: `address` came from `alloc_zeroed` in this context and is freed once.
+            let _ = unsafe { cuda::cuMemFree_v2(address) };
+        }
+    }
+
+    /// Copies `dst.len()` bytes from device address `address` of this context.
+    ///
+    /// # Safety
+    /// `address` holds at least `dst.len()` bytes of an allocation of this context.
+    pub(crate) unsafe fn copy_to_host(&self, address: u64, dst: &mut [u8]) -> Result<(), Error> {
+        self.make_current()?;
+        let bytes = dst.len();
+        // SAFETY: `dst` has `bytes` writable bytes; the caller vouches for `address`.
+        driver::check(unsafe { cuda::cuMemcpyDtoH_v2(dst.as_mut_ptr().cast(), address, bytes) })
+            .map_err(Error::driver(format!("copying {bytes} bytes from the device")))
+    }
+
+    /// Copies `src` to device address `address` of this context.
+    ///
+    /// # Safety
+    /// `address` holds at least `src.len()` bytes of an allocation of this context that no
+    /// one else accesses now.
+    pub(crate) unsafe fn copy_from_host(&self, address: u64, src: &[u8]) -> Result<(), Error> {
+        self.make_current()?;
+        let bytes = src.len();
+        // SAFETY: `src` has `bytes` readable bytes; the caller vouches for `address`.
+        driver::check(unsafe { cuda::cuMemcpyHtoD_v2(address, src.as_ptr().cast(), bytes) })
+            .map_err(Error::driver(format!("copying {bytes} bytes to the device")))
+    }
+}
+
+/// A non-blocking CUDA stream of the context current when it was made.
+pub(crate) struct GpuStream(cust::stream::Stream);
+
+impl GpuStream {
+    /// A new stream in `context` that does not wait for the legacy default stream (so
+    /// warpsafe's launches overlap with other libraries' work).
+    pub(crate) fn new(context: &GpuContext) -> Result<GpuStream, Error> {
+        context.make_current()?;
+        cust::stream::Stream::new(cust::stream::StreamFlags::NON_BLOCKING, None)
+            .map(GpuStream)
+            .map_err(Error::driver("creating a stream"))
+    }
+
+    pub(crate) fn raw(&self) -> RawStream {
+        self.0.as_inner()
+    }
+
+    /// Waits for everything queued (its context current).
+    pub(crate) fn synchronize(&self) -> Result<(), CudaError> {
+        self.0.synchronize()
+    }
+
+    /// Whether everything queued has finished, without waiting (its context current).
+    pub(crate) fn is_idle(&self) -> Result<bool, CudaError> {
+        // SAFETY: a live stream of the current context.
+        match driver::check(unsafe { cuda::cuStreamQuery(self.0.as_inner()) }) {
+            Ok(()) => Ok(true),
+            Err(CudaError::NotReady) => Ok(false),
+            Err(err) => Err(err),
+        }
+    }
+}
+
+/// A CUDA event recorded in a stream.
+pub(crate) struct GpuEvent(cust::event::Event);
+
+impl GpuEvent {
+    /// An event recorded in `stream` now (its context current).
+    pub(crate) fn record(stream: &GpuStream) -> Result<GpuEvent, CudaError> {
+        let event = cust::event::Event::new(cust::event::EventFlags::DEFAULT)?;
+        event.record(&stream.0)?;
+        Ok(GpuEvent(event))
+    }
+
+    /// Waits for this event, then the GPU time from `start` to it (its context current).
+    pub(crate) fn elapsed_since(&self, start: &GpuEvent) -> Result<Duration, Error> {
+        self.0.synchronize().map_err(Error::driver("waiting for an event"))?;
+        self.0.elapsed(&start.0).map_err(Error::driver("reading the time between two events"))
+    }
+}
+
+/// PTX loaded into the context current when it was loaded; unloaded on drop.
+pub(crate) struct LoadedPtx(cust::module::Module);
+
+impl LoadedPtx {
+    /// Loads `ptx` (no NUL bytes) into `context`.
+    pub(crate) fn load(context: &GpuContext, ptx: &str) -> Result<LoadedPtx, Error> {
+        context.make_current()?;
+        cust::module::Module::from_ptx(ptx, &[]).map(LoadedPtx).map_err(|source| Error::ModuleLoad { source })
+    }
+
+    /// The kernel `name` (its context current).
+    pub(crate) fn function(&self, name: &str) -> Result<RawFunction, CudaError> {
+        self.0.get_function(name).map(|f| f.to_raw())
     }
 }

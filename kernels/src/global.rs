@@ -79,7 +79,19 @@ fn out_of_bounds(index: usize, len: usize) -> ! {
 ///         }
 ///     }
 /// }
+/// # fn main() -> Result<(), warpsafe_host::Error> {
 /// # assert_eq!(strided_sums.param_count(), 2);
+/// # static PROGRAM: warpsafe_host::Program =
+/// #     warpsafe_host::Program::new("doc", &[]).with_kernels(&[strided_sums.untyped()]);
+/// // On the CPU emulator: 4 threads, each summing every 4th element.
+/// let device = warpsafe_host::Device::emulator();
+/// let f = device.load(&PROGRAM)?.kernel(&strided_sums)?;
+/// let input = device.upload(&(1..=10).collect::<Vec<u32>>())?;
+/// let mut out = device.alloc_zeroed::<u32>(4)?;
+/// device.launch(&f, warpsafe_host::LaunchConfig::linear(1, 4), (&input, &mut out))?;
+/// assert_eq!(out.download()?, vec![1 + 5 + 9, 2 + 6 + 10, 3 + 7, 4 + 8]);
+/// # Ok(())
+/// # }
 /// ```
 #[repr(C)]
 pub struct Slice<T> {
@@ -412,7 +424,18 @@ atomic_elements!(u32, i32, u64, i64, f32, f64);
 ///         }
 ///     }
 /// }
+/// # fn main() -> Result<(), warpsafe_host::Error> {
 /// # assert_eq!(histogram.param_count(), 2);
+/// # static PROGRAM: warpsafe_host::Program =
+/// #     warpsafe_host::Program::new("doc", &[]).with_kernels(&[histogram.untyped()]);
+/// let device = warpsafe_host::Device::emulator();
+/// let f = device.load(&PROGRAM)?.kernel(&histogram)?;
+/// let samples = device.upload(&[0u32, 1, 1, 2, 9, 2, 2])?;
+/// let mut bins = device.alloc_zeroed::<u32>(3)?;
+/// device.launch(&f, warpsafe_host::LaunchConfig::linear(2, 32), (&samples, &mut bins))?;
+/// assert_eq!(bins.download()?, vec![1, 2, 4]); // 9 went to the last bin
+/// # Ok(())
+/// # }
 /// ```
 #[repr(C)]
 pub struct AtomicSlice<T> {

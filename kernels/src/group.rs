@@ -65,13 +65,35 @@
 //! - Ballot in a loop: a loop whose trip count differs between lanes must not vote inside
 //!   the divergent part. Make the loop condition the same for the whole group (loop to the
 //!   group's maximum) and vote on the in-range predicate:
-//!   ```ignore
-//!   let warp = Warp::this();
-//!   let mut i = lane_start;
-//!   while warp.any(i < end) {          // same answer in every lane: no divergence
-//!       let bits = warp.ballot(i < end && data[i] > 0);
-//!       i += step;
+//!   ```
+//!   use warpsafe::global::{DisjointSlice, Slice};
+//!   use warpsafe::group::{Group, Warp};
+//!   warpsafe::kernel! {
+//!       /// `out[t]`: the positive elements of `data` that thread `t`'s warp counted
+//!       /// (one warp walks all of `data`, 32 elements a step).
+//!       pub fn count_positive(data: Slice<i32>, out: DisjointSlice<u32>) {
+//!           let warp = Warp::this();
+//!           let (mut i, mut count) = (warp.thread_rank() as usize, 0);
+//!           while warp.any(i < data.len()) { // same answer in every lane: no divergence
+//!               count += warp.ballot(i < data.len() && data[i] > 0).count_ones();
+//!               i += 32;
+//!           }
+//!           if let Some(t) = out.get(warpsafe::thread::index()) {
+//!               out.write(t, count);
+//!           }
+//!       }
 //!   }
+//!   # fn main() -> Result<(), warpsafe_host::Error> {
+//!   # static PROGRAM: warpsafe_host::Program =
+//!   #     warpsafe_host::Program::new("doc", &[]).with_kernels(&[count_positive.untyped()]);
+//!   # let device = warpsafe_host::Device::emulator();
+//!   # let f = device.load(&PROGRAM)?.kernel(&count_positive)?;
+//!   # let data = device.upload(&(0..70).map(|i| if i % 3 == 0 { 5 } else { -1 }).collect::<Vec<i32>>())?;
+//!   # let mut out = device.alloc_zeroed::<u32>(32)?;
+//!   # device.launch(&f, warpsafe_host::LaunchConfig::linear(1, 32), (&data, &mut out))?;
+//!   # assert_eq!(out.download()?, vec![24; 32]);
+//!   # Ok(())
+//!   # }
 //!   ```
 //! - Warp-synchronous exchanges through shared memory: call [`Group::sync`] between the
 //!   writes and the reads of each step; lanes are not in lockstep.

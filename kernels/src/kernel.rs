@@ -49,10 +49,29 @@ pub use warpsafe_types::{HostEntry, LaunchConfig, Param, UntypedKernel, MAX_DYNA
 ///     }
 /// }
 ///
+/// # fn main() -> Result<(), warpsafe_host::Error> {
 /// // On the host each is a `static` handle that records its parameters.
 /// assert_eq!(vecadd.name(), "vecadd");
 /// assert_eq!(vecadd.param_count(), 3);
 /// assert_eq!(add_one.params()[1].ty, "u64");
+/// # static PROGRAM: warpsafe_host::Program =
+/// #     warpsafe_host::Program::new("doc", &[]).with_kernels(&[vecadd.untyped(), add_one.untyped()]);
+/// // Launched (here on the CPU emulator): the safe one with a checked call, the unsafe one
+/// // under its contract.
+/// let device = warpsafe_host::Device::emulator();
+/// let module = device.load(&PROGRAM)?;
+/// let (a, b) = (device.upload(&[1.0f32; 40])?, device.upload(&[2.0f32; 40])?);
+/// let mut c = device.alloc_zeroed::<f32>(40)?;
+/// device.launch(&module.kernel(&vecadd)?, warpsafe_host::LaunchConfig::linear(2, 32), (&a, &b, &mut c))?;
+/// assert_eq!(c.download()?, vec![3.0; 40]);
+/// let mut data = device.upload(&[7u32; 5])?;
+/// // SAFETY: `data` holds 5 elements.
+/// unsafe {
+///     device.launch_unsafe(&module.kernel(&add_one)?, warpsafe_host::LaunchConfig::linear(1, 32), (&mut data, 5u64))?
+/// };
+/// assert_eq!(data.download()?, vec![8; 5]);
+/// # Ok(())
+/// # }
 /// ```
 ///
 /// Parameters are passed by the host in declaration order: typed views of device buffers
@@ -73,7 +92,19 @@ pub use warpsafe_types::{HostEntry, LaunchConfig, Param, UntypedKernel, MAX_DYNA
 ///         }
 ///     }
 /// }
+/// # fn main() -> Result<(), warpsafe_host::Error> {
 /// assert!(iota.params()[0].covers);
+/// # static PROGRAM: warpsafe_host::Program =
+/// #     warpsafe_host::Program::new("doc", &[]).with_kernels(&[iota.untyped()]);
+/// let device = warpsafe_host::Device::emulator();
+/// let f = device.load(&PROGRAM)?.kernel(&iota)?;
+/// let mut out = device.alloc_zeroed::<u32>(40)?;
+/// let err = device.launch(&f, warpsafe_host::LaunchConfig::linear(1, 32), (&mut out,)).unwrap_err();
+/// assert!(matches!(err, warpsafe_host::Error::GridDoesNotCover { .. })); // 32 threads, 40 elements
+/// device.launch(&f, warpsafe_host::LaunchConfig::linear(2, 32), (&mut out,))?;
+/// assert_eq!(out.download()?, (0..40).collect::<Vec<u32>>());
+/// # Ok(())
+/// # }
 /// ```
 #[macro_export]
 macro_rules! kernel {

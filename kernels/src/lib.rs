@@ -52,7 +52,19 @@
 //!         }
 //!     }
 //! }
+//! # fn main() -> Result<(), warpsafe_host::Error> {
 //! # assert_eq!(vecadd.params()[2].ty, "DisjointSlice<f32>");
+//! // Host side (warpsafe-host), here on the CPU emulator:
+//! # static PROGRAM: warpsafe_host::Program =
+//! #     warpsafe_host::Program::new("doc", &[]).with_kernels(&[vecadd.untyped()]);
+//! let device = warpsafe_host::Device::emulator();
+//! let f = device.load(&PROGRAM)?.kernel(&vecadd)?;
+//! let (a, b) = (device.upload(&[1.0f32, 2.0, 3.0])?, device.upload(&[10.0f32; 3])?);
+//! let mut c = device.alloc_zeroed::<f32>(3)?;
+//! device.launch(&f, warpsafe_host::LaunchConfig::linear(1, 32), (&a, &b, &mut c))?;
+//! assert_eq!(c.download()?, vec![11.0, 12.0, 13.0]);
+//! # Ok(())
+//! # }
 //! ```
 //!
 //! Three tiers, each explicit in the source:

@@ -38,14 +38,34 @@
 //!   (`shared_mem_bytes`), like CUDA's `extern __shared__`.
 //!
 //! ```
+//! use warpsafe::global::{DisjointSlice, Slice};
 //! warpsafe::shared! {
-//!     /// One partial per warp of the block.
-//!     static PARTIALS: [f32; 32];
+//!     /// Each thread's running maximum, in its own slot.
+//!     static RUNNING: [f32; 1024];
 //! }
-//! # fn body(partial: f32) {
-//! // in a kernel: SAFETY: each warp's lane 0 writes its own slot, a barrier follows.
-//! let warp = warpsafe::thread::warp_idx() as usize;
-//! unsafe { PARTIALS.write(warp, partial) };
+//! warpsafe::kernel! {
+//!     /// `out[t]` = the largest element thread `t` visits in a grid-stride loop.
+//!     pub fn strided_max(input: Slice<f32>, out: DisjointSlice<f32>) {
+//!         RUNNING.write_own(f32::NEG_INFINITY); // the thread's own slot: no race, safe
+//!         for i in warpsafe::thread::grid_stride(input.len()) {
+//!             RUNNING.write_own(RUNNING.read_own().max(input[i]));
+//!         }
+//!         if let Some(t) = out.get(warpsafe::thread::index()) {
+//!             out.write(t, RUNNING.read_own());
+//!         }
+//!     }
+//! }
+//! # fn main() -> Result<(), warpsafe_host::Error> {
+//! # static PROGRAM: warpsafe_host::Program =
+//! #     warpsafe_host::Program::new("doc", &[]).with_kernels(&[strided_max.untyped()]);
+//! // On the CPU emulator:
+//! let device = warpsafe_host::Device::emulator();
+//! let f = device.load(&PROGRAM)?.kernel(&strided_max)?;
+//! let input = device.upload(&[3.0f32, -1.0, 8.0, 2.0, 5.0])?;
+//! let mut out = device.alloc_zeroed::<f32>(2)?;
+//! device.launch(&f, warpsafe_host::LaunchConfig::linear(1, 2), (&input, &mut out))?;
+//! assert_eq!(out.download()?, vec![8.0, 2.0]);
+//! # Ok(())
 //! # }
 //! ```
 

@@ -134,10 +134,22 @@ pub fn grid_threads() -> usize {
 /// one thread, whatever the grid's size.
 ///
 /// ```
-/// # fn kernel_body(out: warpsafe::global::DisjointSlice<f32>) {
-/// for i in warpsafe::thread::grid_stride(out.len()) {
-///     out.write(i, 0.5);
+/// warpsafe::kernel! {
+///     pub fn fill(out: warpsafe::global::DisjointSlice<f32>) {
+///         for i in warpsafe::thread::grid_stride(out.len()) {
+///             out.write(i, 0.5);
+///         }
+///     }
 /// }
+/// # fn main() -> Result<(), warpsafe_host::Error> {
+/// # static PROGRAM: warpsafe_host::Program =
+/// #     warpsafe_host::Program::new("doc", &[]).with_kernels(&[fill.untyped()]);
+/// // 64 threads cover 1000 elements (on the CPU emulator here).
+/// let device = warpsafe_host::Device::emulator();
+/// let mut out = device.alloc_zeroed::<f32>(1000)?;
+/// device.launch(&device.load(&PROGRAM)?.kernel(&fill)?, warpsafe_host::LaunchConfig::linear(2, 32), (&mut out,))?;
+/// assert!(out.download()?.iter().all(|&x| x == 0.5));
+/// # Ok(())
 /// # }
 /// ```
 #[inline(always)]
@@ -211,14 +223,29 @@ impl<const TILE: usize> TileIndex<TILE> {
 /// `TILE` is checked at compile time to be at least 1.
 ///
 /// ```
-/// # use warpsafe::{global::{DisjointSlice, Slice}, thread::TileIndex};
-/// # fn kernel_body(input: Slice<u32>, out: DisjointSlice<u32, TileIndex<256>>) {
-/// // Reverse every tile of 256 elements (the last, partial tile within its own length).
-/// for i in warpsafe::thread::block_tiles::<256>(out.len()) {
-///     let start = i.tile() * 256;
-///     let tile_len = (out.len() - start).min(256);
-///     out.write(i, input[start + tile_len - 1 - i.offset()]);
+/// use warpsafe::{global::{DisjointSlice, Slice}, thread::TileIndex};
+/// warpsafe::kernel! {
+///     /// Reverses every tile of 256 elements (the last, partial tile within its own length).
+///     pub fn reverse_tiles(input: Slice<u32>, out: DisjointSlice<u32, TileIndex<256>>) {
+///         for i in warpsafe::thread::block_tiles::<256>(out.len()) {
+///             let start = i.tile() * 256;
+///             let tile_len = (out.len() - start).min(256);
+///             out.write(i, input[start + tile_len - 1 - i.offset()]);
+///         }
+///     }
 /// }
+/// # fn main() -> Result<(), warpsafe_host::Error> {
+/// # static PROGRAM: warpsafe_host::Program =
+/// #     warpsafe_host::Program::new("doc", &[]).with_kernels(&[reverse_tiles.untyped()]);
+/// let device = warpsafe_host::Device::emulator();
+/// let f = device.load(&PROGRAM)?.kernel(&reverse_tiles)?;
+/// let data: Vec<u32> = (0..300).collect();
+/// let input = device.upload(&data)?;
+/// let mut out = device.alloc_zeroed::<u32>(300)?;
+/// device.launch(&f, warpsafe_host::LaunchConfig::linear(2, 64), (&input, &mut out))?;
+/// let want: Vec<u32> = (0..256).rev().chain((256..300).rev()).collect();
+/// assert_eq!(out.download()?, want);
+/// # Ok(())
 /// # }
 /// ```
 #[inline(always)]

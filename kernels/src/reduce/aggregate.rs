@@ -29,14 +29,30 @@
 //! nothing for the other lanes, so ordering must come from a fence (see
 //! [`crate::fence`]).
 //!
-//! ```ignore
-//! use warpsafe::atomic::{DeviceAtomicU32, Relaxed};
-//! // SAFETY: `counter` is a valid global u32 accessed only atomically.
-//! let counter = unsafe { DeviceAtomicU32::from_ptr(counter_ptr) };
-//! if keep {
-//!     let slot = warpsafe::reduce::aggregate::fetch_add(counter, 1);
-//!     // `slot` is unique: each kept thread writes its own output slot.
+//! ```
+//! use warpsafe::global::{AtomicSlice, Slice};
+//! warpsafe::kernel! {
+//!     /// Counts the even elements of `data` into `count[0]`: one atomic per warp for the
+//!     /// lanes that found one, not one per lane.
+//!     pub fn count_even(data: Slice<u32>, count: AtomicSlice<u32>) {
+//!         for i in warpsafe::thread::grid_stride(data.len()) {
+//!             if data[i] % 2 == 0 {
+//!                 warpsafe::reduce::aggregate::add(count.at(0), 1);
+//!             }
+//!         }
+//!     }
 //! }
+//! # fn main() -> Result<(), warpsafe_host::Error> {
+//! # static PROGRAM: warpsafe_host::Program =
+//! #     warpsafe_host::Program::new("doc", &[]).with_kernels(&[count_even.untyped()]);
+//! # let device = warpsafe_host::Device::emulator();
+//! # let f = device.load(&PROGRAM)?.kernel(&count_even)?;
+//! # let data = device.upload(&(0..1000u32).collect::<Vec<_>>())?;
+//! # let mut count = device.alloc_zeroed::<u32>(1)?;
+//! # device.launch(&f, warpsafe_host::LaunchConfig::linear(2, 64), (&data, &mut count))?;
+//! # assert_eq!(count.download()?, vec![500]);
+//! # Ok(())
+//! # }
 //! ```
 
 use crate::atomic::{Atomic, AtomicScope, Relaxed};

@@ -652,10 +652,25 @@ impl GridBarrier<'_> {
 /// The first three must be launched with [`shared_bytes`]`::<T>()` bytes of dynamic
 /// shared memory.
 ///
-/// ```ignore
-/// warpsafe::reduce_kernels! {
-///     Mat2, MatMul => mat_two_pass, mat_last_block, mat_cooperative, mat_fold_copies;
+/// ```
+/// /// Keeps the larger magnitude (ties: the first); associative, with identity 0.
+/// #[derive(Clone, Copy, Default)]
+/// pub struct AbsMax;
+/// impl warpsafe::op::Operator<i32> for AbsMax {
+///     fn identity(self) -> i32 {
+///         0
+///     }
+///     fn combine(self, a: i32, b: i32) -> i32 {
+///         if b.unsigned_abs() > a.unsigned_abs() { b } else { a }
+///     }
 /// }
+/// warpsafe::reduce_kernels! {
+///     i32, AbsMax => absmax_two_pass, absmax_last_block, absmax_cooperative, absmax_fold_copies;
+/// }
+/// // Four kernels, each a `static` handle on the host (the `Reducer` of warpsafe-host
+/// // launches them through its `Reduction` trait).
+/// assert_eq!(absmax_last_block.param_count(), 5);
+/// assert_eq!(absmax_fold_copies.param_count(), 3);
 /// ```
 #[macro_export]
 macro_rules! reduce_kernels {

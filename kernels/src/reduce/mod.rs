@@ -17,15 +17,39 @@
 //!
 //! Kernels for your own element type and operator: [`crate::reduce_kernels!`].
 //!
-//! ```ignore
+//! ```
+//! use warpsafe::atomic::Relaxed;
+//! use warpsafe::global::{AtomicSlice, Slice};
 //! use warpsafe::op::Sum;
 //! use warpsafe::reduce::block;
 //! warpsafe::shared! {
 //!     static SCRATCH: [f32; block::SCRATCH_LEN];
 //! }
-//! // In a kernel, every thread of the block:
-//! // SAFETY: all threads of the block call this; SCRATCH is used by nothing else.
-//! let total = unsafe { block::reduce(SCRATCH.slice(), x, Sum) };
+//! warpsafe::kernel! {
+//!     /// `totals[b]` = the sum of block `b`'s elements of `x` (one per thread).
+//!     pub fn block_totals(x: Slice<f32>, totals: AtomicSlice<f32>) {
+//!         let mine = x.get(warpsafe::thread::index().get()).unwrap_or(0.0);
+//!         // SAFETY: every thread of the block calls this, with the same scratch, which
+//!         // nothing else uses.
+//!         let total = unsafe { block::reduce(SCRATCH.slice(), mine, Sum) };
+//!         if warpsafe::thread::linear_thread_idx() == 0 {
+//!             if let Some(slot) = totals.get(warpsafe::thread::linear_block_idx()) {
+//!                 slot.store(total, Relaxed);
+//!             }
+//!         }
+//!     }
+//! }
+//! # fn main() -> Result<(), warpsafe_host::Error> {
+//! # static PROGRAM: warpsafe_host::Program =
+//! #     warpsafe_host::Program::new("doc", &[]).with_kernels(&[block_totals.untyped()]);
+//! # let device = warpsafe_host::Device::emulator();
+//! # let f = device.load(&PROGRAM)?.kernel(&block_totals)?;
+//! # let x = device.upload(&[1.0f32; 100])?;
+//! # let mut totals = device.alloc_zeroed::<f32>(2)?;
+//! # device.launch(&f, warpsafe_host::LaunchConfig::linear(2, 64), (&x, &mut totals))?;
+//! # assert_eq!(totals.download()?, vec![64.0, 36.0]);
+//! # Ok(())
+//! # }
 //! ```
 //!
 //! [`Operator`]: crate::op::Operator

@@ -6,33 +6,6 @@ use crate::data::{ElemType, Op};
 use crate::report::WARPSAFE;
 use crate::timing::Plan;
 
-/// The help text.
-pub const USAGE: &str = "\
-reduce-bench: warpsafe's reduce against CUB's DeviceReduce and a read roofline, on the GPU
-
-usage: reduce-bench [options]
-
-  --out DIR            where the CSV, PNG and report go (default target/bench)
-  --quick              sizes 2^16 to 2^28 (no 2^10) and 5 batches of >= 5 ms
-                       (default: 2^10,2^16,2^20,2^24,2^26,2^28 and 7 batches of >= 10 ms)
-  --sizes LIST         log2 of the element counts, e.g. 16,20 (0 to 30)
-  --types LIST         element types among f32,f64,i32 (default all)
-  --ops LIST           reductions among sum,max (default both)
-  --impls LIST         warpsafe implementations among two-pass,last-block,cooperative,auto
-  --reps N             timed batches per measurement (at least 5 unless asked otherwise)
-  --min-batch-ms MS    shortest timed batch
-  --min-calls N        fewest calls per timed batch
-  --no-cub             skip CUB
-  --cub-binary PATH    run this reduce_cub build instead of compiling one
-  --nvcc PATH          compile reduce_cub with this nvcc (default: $NVCC, PATH, /usr/local/cuda)
-  --cub-build-dir DIR  where reduce_cub is compiled (default target/reduce-bench-cub)
-  --no-roofline        skip the read roofline
-  --replot CSV         no GPU: rebuild the table, plot and targets from an earlier run's CSV
-  --emulator           a functional dry run on the CPU emulator instead of the GPU (no CUB;
-                       checks every result, times mean nothing); use tiny sizes
-  -h, --help           this text
-";
-
 /// Where CUB's numbers come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CubSource {
@@ -76,121 +49,148 @@ pub struct Args {
     pub command_line: String,
 }
 
-/// What the command line asks for.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Command {
-    /// Print [`USAGE`].
-    Help,
-    /// Run (or re-plot).
-    Run(Box<Args>),
+/// The command line as `clap` parses it (`reduce-bench --help` prints these docs).
+#[derive(clap::Parser, Debug)]
+#[command(
+    name = "reduce-bench",
+    about = "warpsafe's reduce against CUB's DeviceReduce and a read roofline, on the GPU"
+)]
+struct Cli {
+    /// Where the CSV, SVG plot and report go.
+    #[arg(long, default_value = "target/bench")]
+    out: PathBuf,
+    /// Sizes 2^16 to 2^28 (no 2^10) and 5 batches of at least 5 ms (default: 2^10, 2^16,
+    /// 2^20, 2^24, 2^26, 2^28 and 7 batches of at least 10 ms).
+    #[arg(long)]
+    quick: bool,
+    /// log2 of the element counts, e.g. 16,20.
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(0..=30))]
+    sizes: Option<Vec<u32>>,
+    /// Element types among f32, f64, i32 (default all).
+    #[arg(long, value_delimiter = ',', value_parser = parse_type)]
+    types: Option<Vec<ElemType>>,
+    /// Reductions among sum, max (default both).
+    #[arg(long, value_delimiter = ',', value_parser = parse_op)]
+    ops: Option<Vec<Op>>,
+    /// warpsafe implementations among two-pass, last-block, cooperative, auto.
+    #[arg(long, value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(WARPSAFE))]
+    impls: Option<Vec<String>>,
+    /// Timed batches per measurement.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    reps: Option<u32>,
+    /// The shortest timed batch, in milliseconds (0 to 10000).
+    #[arg(long, value_parser = parse_batch_ms)]
+    min_batch_ms: Option<f64>,
+    /// The fewest calls per timed batch.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    min_calls: Option<u32>,
+    /// Skip CUB.
+    #[arg(long)]
+    no_cub: bool,
+    /// Run this reduce_cub build instead of compiling one.
+    #[arg(long)]
+    cub_binary: Option<PathBuf>,
+    /// Compile reduce_cub with this nvcc (default: $NVCC, PATH, /usr/local/cuda).
+    #[arg(long)]
+    nvcc: Option<PathBuf>,
+    /// Where reduce_cub is compiled.
+    #[arg(long, default_value = "target/reduce-bench-cub")]
+    cub_build_dir: PathBuf,
+    /// Skip the read roofline.
+    #[arg(long)]
+    no_roofline: bool,
+    /// No GPU: rebuild the table, plot and targets from an earlier run's CSV.
+    #[arg(long)]
+    replot: Option<PathBuf>,
+    /// A functional dry run on the CPU emulator instead of the GPU (no CUB; checks every
+    /// result, the times mean nothing); use tiny sizes.
+    #[arg(long)]
+    emulator: bool,
 }
 
-fn list<T>(flag: &str, value: &str, parse: impl Fn(&str) -> Option<T>) -> Result<Vec<T>, String> {
-    let items: Result<Vec<T>, String> = value
-        .split(',')
-        .filter(|s| !s.is_empty())
-        .map(|s| parse(s).ok_or_else(|| format!("{flag}: unknown value '{s}'")))
-        .collect();
-    let items = items?;
-    if items.is_empty() {
-        return Err(format!("{flag} needs at least one value"));
+fn parse_type(s: &str) -> Result<ElemType, String> {
+    ElemType::parse(s).ok_or_else(|| format!("unknown type '{s}' (f32, f64, i32)"))
+}
+
+fn parse_op(s: &str) -> Result<Op, String> {
+    Op::parse(s).ok_or_else(|| format!("unknown reduction '{s}' (sum, max)"))
+}
+
+fn parse_batch_ms(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.0..=10_000.0).contains(&v) => Ok(v),
+        _ => Err(format!("expected milliseconds from 0 to 10000, not '{s}'")),
     }
-    Ok(items)
 }
 
-fn number<T: std::str::FromStr + PartialOrd + std::fmt::Display>(
-    flag: &str,
-    value: &str,
-    lo: T,
-    hi: T,
-) -> Result<T, String> {
-    match value.parse::<T>() {
-        Ok(v) if v >= lo && v <= hi => Ok(v),
-        _ => Err(format!("{flag} expects a number from {lo} to {hi}, not '{value}'")),
-    }
-}
-
-/// Parses the arguments after the program name.
-pub fn parse(args: &[String]) -> Result<Command, String> {
-    let mut quick = false;
-    let mut out = PathBuf::from("target/bench");
-    let mut sizes = None;
-    let mut types = ElemType::ALL.to_vec();
-    let mut ops = Op::ALL.to_vec();
-    let mut impls = WARPSAFE.to_vec();
-    let (mut reps, mut min_batch_ms, mut min_calls) = (None, None, None);
-    let mut cub = CubSource::Compile { nvcc: None };
-    let mut nvcc = None;
-    let mut cub_build_dir = PathBuf::from("target/reduce-bench-cub");
-    let mut roofline = true;
-    let mut replot = None;
-    let mut emulator = false;
-    let mut it = args.iter();
-    while let Some(flag) = it.next() {
-        let mut value = || it.next().cloned().ok_or_else(|| format!("{flag} needs a value"));
-        match flag.as_str() {
-            "-h" | "--help" => return Ok(Command::Help),
-            "--quick" => quick = true,
-            "--out" => out = PathBuf::from(value()?),
-            "--sizes" => {
-                let mut s = list(flag, &value()?, |s| s.parse::<u32>().ok().filter(|&k| k <= 30))?;
-                s.sort();
-                s.dedup();
-                sizes = Some(s);
-            }
-            "--types" => types = list(flag, &value()?, ElemType::parse)?,
-            "--ops" => ops = list(flag, &value()?, Op::parse)?,
-            "--impls" => impls = list(flag, &value()?, |s| WARPSAFE.iter().copied().find(|w| *w == s))?,
-            "--reps" => reps = Some(number(flag, &value()?, 1u32, 1000)?),
-            "--min-batch-ms" => min_batch_ms = Some(number(flag, &value()?, 0.0f64, 10_000.0)?),
-            "--min-calls" => min_calls = Some(number(flag, &value()?, 1u32, 1_000_000)?),
-            "--no-cub" => cub = CubSource::Skip,
-            "--cub-binary" => cub = CubSource::Binary(PathBuf::from(value()?)),
-            "--nvcc" => nvcc = Some(PathBuf::from(value()?)),
-            "--cub-build-dir" => cub_build_dir = PathBuf::from(value()?),
-            "--no-roofline" => roofline = false,
-            "--replot" => replot = Some(PathBuf::from(value()?)),
-            "--emulator" => emulator = true,
-            other => return Err(format!("unknown argument '{other}' (see --help)")),
+/// `v` without repeats, in first-seen order.
+fn dedup<T: PartialEq + Clone>(mut v: Vec<T>) -> Vec<T> {
+    let mut seen: Vec<T> = Vec::new();
+    v.retain(|x| {
+        let new = !seen.contains(x);
+        if new {
+            seen.push(x.clone());
         }
-    }
-    if let (CubSource::Compile { nvcc: slot }, Some(path)) = (&mut cub, nvcc) {
-        *slot = Some(path);
-    }
-    if emulator {
-        cub = CubSource::Skip;
-    }
-    types.dedup();
-    ops.dedup();
-    impls.dedup();
-    let mut plan = if quick { Plan::QUICK } else { Plan::FULL };
-    if let Some(r) = reps {
+        new
+    });
+    v
+}
+
+/// Parses the arguments after the program name. `--help` and bad arguments come back as
+/// `clap`'s error, whose `exit()` prints the help or the message.
+///
+/// # Errors
+/// `clap`'s, for `--help` and for arguments that do not parse.
+pub fn parse(argv: &[String]) -> Result<Args, clap::Error> {
+    use clap::Parser as _;
+    let cli = Cli::try_parse_from(std::iter::once("reduce-bench").chain(argv.iter().map(String::as_str)))?;
+    let mut plan = if cli.quick { Plan::QUICK } else { Plan::FULL };
+    if let Some(r) = cli.reps {
         plan.reps = r;
     }
-    if let Some(ms) = min_batch_ms {
+    if let Some(ms) = cli.min_batch_ms {
         plan.min_batch_seconds = ms / 1e3;
     }
-    if let Some(c) = min_calls {
+    if let Some(c) = cli.min_calls {
         plan.min_calls = c;
     }
-    let sizes =
-        sizes.unwrap_or_else(|| if quick { vec![16, 20, 24, 26, 28] } else { vec![10, 16, 20, 24, 26, 28] });
-    let command_line =
-        std::iter::once("reduce-bench").chain(args.iter().map(String::as_str)).collect::<Vec<_>>().join(" ");
-    Ok(Command::Run(Box::new(Args {
-        out,
+    let cub = match (cli.no_cub || cli.emulator, cli.cub_binary) {
+        (true, _) => CubSource::Skip,
+        (false, Some(path)) => CubSource::Binary(path),
+        (false, None) => CubSource::Compile { nvcc: cli.nvcc },
+    };
+    let mut sizes = cli.sizes.unwrap_or_else(|| {
+        if cli.quick {
+            vec![16, 20, 24, 26, 28]
+        } else {
+            vec![10, 16, 20, 24, 26, 28]
+        }
+    });
+    sizes.sort();
+    sizes.dedup();
+    let impls: Vec<&'static str> = match cli.impls {
+        Some(names) => {
+            dedup(names).iter().filter_map(|n| WARPSAFE.iter().copied().find(|w| w == n)).collect()
+        }
+        None => WARPSAFE.to_vec(),
+    };
+    Ok(Args {
+        out: cli.out,
         sizes,
-        types,
-        ops,
+        types: dedup(cli.types.unwrap_or_else(|| ElemType::ALL.to_vec())),
+        ops: dedup(cli.ops.unwrap_or_else(|| Op::ALL.to_vec())),
         impls,
         plan,
         cub,
-        cub_build_dir,
-        roofline,
-        replot,
-        emulator,
-        command_line,
-    })))
+        cub_build_dir: cli.cub_build_dir,
+        roofline: !cli.no_roofline,
+        replot: cli.replot,
+        emulator: cli.emulator,
+        command_line: std::iter::once("reduce-bench")
+            .chain(argv.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" "),
+    })
 }
 
 #[cfg(test)]
@@ -198,13 +198,10 @@ mod tests {
     use super::*;
 
     fn run(args: &[&str]) -> Args {
-        match parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap() {
-            Command::Run(a) => *a,
-            Command::Help => panic!("help"),
-        }
+        parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap()
     }
 
-    fn err(args: &[&str]) -> String {
+    fn err(args: &[&str]) -> clap::Error {
         parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap_err()
     }
 
@@ -258,13 +255,17 @@ mod tests {
     }
 
     #[test]
-    fn errors() {
-        assert_eq!(err(&["--sizes", "31"]), "--sizes: unknown value '31'");
-        assert_eq!(err(&["--types", "f16"]), "--types: unknown value 'f16'");
-        assert_eq!(err(&["--ops", ","]), "--ops needs at least one value");
-        assert_eq!(err(&["--reps", "0"]), "--reps expects a number from 1 to 1000, not '0'");
-        assert_eq!(err(&["--out"]), "--out needs a value");
-        assert_eq!(err(&["--bogus"]), "unknown argument '--bogus' (see --help)");
-        assert_eq!(parse(&["-h".to_string()]).unwrap(), Command::Help);
+    fn errors_name_the_argument() {
+        use clap::error::ErrorKind;
+        let e = err(&["--sizes", "31"]);
+        assert_eq!(e.kind(), ErrorKind::ValueValidation);
+        assert!(e.to_string().contains("--sizes"), "{e}");
+        assert!(err(&["--types", "f16"]).to_string().contains("unknown type 'f16'"));
+        assert!(err(&["--reps", "0"]).to_string().contains("--reps"));
+        assert!(err(&["--min-batch-ms", "20000"]).to_string().contains("expected milliseconds"));
+        assert_eq!(err(&["--out"]).kind(), ErrorKind::InvalidValue);
+        assert_eq!(err(&["--bogus"]).kind(), ErrorKind::UnknownArgument);
+        assert_eq!(err(&["--help"]).kind(), ErrorKind::DisplayHelp);
+        assert!(err(&["--help"]).to_string().contains("--min-batch-ms"));
     }
 }

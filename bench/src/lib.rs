@@ -7,20 +7,17 @@
 //! - `reduce-bench`: warpsafe's reduce (each strategy and the automatic choice) against
 //!   CUB's `DeviceReduce` and a read-only roofline kernel, for sum and max over f32, f64
 //!   and i32 at 2^10 to 2^28 elements; prints a table and the targets, writes a
-//!   CSV and a PNG plot.
+//!   CSV and an SVG plot.
 //!
 //! This library holds everything of `reduce-bench` that needs no GPU (input data and
-//! references, the timing method, CUB's program and its output, the table, CSV, plot and
-//! PNG encoder), so that it is unit-tested on any machine.
+//! references, the timing method, CUB's program and its output, the table, CSV and
+//! plot), so that it is unit-tested on any machine.
 
-pub mod canvas;
 pub mod cli;
 pub mod cub;
 pub mod data;
-pub mod font;
 pub mod meta;
 pub mod plot;
-pub mod png;
 pub mod report;
 pub mod stats;
 pub mod targets;

@@ -208,91 +208,118 @@ pub fn table(results: &Results) -> String {
 pub const CSV_HEADER: &str = "implementation,type,op,n,bytes,seconds_per_call,gb_per_s,ratio_to_cub,\
 fraction_of_roofline,calls_per_batch,reps,min_seconds_per_call,max_seconds_per_call,result,check,detail";
 
-/// The CSV: `# key: value` lines for the facts, the header, one line per row.
+/// One CSV line (the `csv` crate writes and reads it; the field names are the header).
+/// The derived columns (`gb_per_s`, `ratio_to_cub`, `fraction_of_roofline`) are written
+/// for readers of the file and recomputed, not read, by [`from_csv`].
+#[derive(serde::Serialize, serde::Deserialize)]
+struct CsvRow {
+    implementation: String,
+    #[serde(rename = "type")]
+    ty: String,
+    op: String,
+    n: u64,
+    bytes: u64,
+    seconds_per_call: f64,
+    gb_per_s: String,
+    ratio_to_cub: String,
+    fraction_of_roofline: String,
+    calls_per_batch: u32,
+    reps: u32,
+    min_seconds_per_call: f64,
+    max_seconds_per_call: f64,
+    result: String,
+    check: String,
+    detail: String,
+}
+
+/// The CSV: `# key: value` lines for the facts, then the header and one record per row
+/// (written by the `csv` crate, which quotes what needs quoting).
 pub fn to_csv(results: &Results) -> String {
     let mut out = String::new();
     for (k, v) in &results.meta {
         let _ = writeln!(out, "# {k}: {}", v.replace(['\n', '\r'], " "));
     }
-    let _ = writeln!(out, "{CSV_HEADER}");
+    let mut writer = csv::Writer::from_writer(Vec::new());
     for row in &results.rows {
-        let _ = writeln!(
-            out,
-            "{},{},{},{},{},{:.6e},{:.3},{},{},{},{},{:.6e},{:.6e},{},{},{}",
-            row.implementation,
-            row.ty.name(),
-            row.op.map_or("read", Op::name),
-            row.n,
-            row.bytes(),
-            row.timing.seconds,
-            row.gb_per_s(),
-            optional(results.ratio_to_cub(row), |r| format!("{r:.4}")),
-            optional(results.fraction_of_roofline(row), |f| format!("{f:.4}")),
-            row.timing.calls,
-            row.timing.reps,
-            row.timing.min_seconds,
-            row.timing.max_seconds,
-            row.result,
-            row.check.to_field(),
-            row.detail.replace(',', " ")
-        );
+        let record = CsvRow {
+            implementation: row.implementation.clone(),
+            ty: row.ty.name().to_string(),
+            op: row.op.map_or("read", Op::name).to_string(),
+            n: row.n,
+            bytes: row.bytes(),
+            seconds_per_call: row.timing.seconds,
+            gb_per_s: format!("{:.3}", row.gb_per_s()),
+            ratio_to_cub: optional(results.ratio_to_cub(row), |r| format!("{r:.4}")),
+            fraction_of_roofline: optional(results.fraction_of_roofline(row), |f| format!("{f:.4}")),
+            calls_per_batch: row.timing.calls,
+            reps: row.timing.reps,
+            min_seconds_per_call: row.timing.min_seconds,
+            max_seconds_per_call: row.timing.max_seconds,
+            result: row.result.clone(),
+            check: row.check.to_field(),
+            detail: row.detail.clone(),
+        };
+        // Serialising plain fields into memory cannot fail.
+        writer.serialize(record).expect("writing a CSV record to memory");
     }
+    let bytes = writer.into_inner().expect("flushing a CSV writer into memory");
+    if results.rows.is_empty() {
+        out.push_str(CSV_HEADER);
+        out.push('\n');
+    }
+    out.push_str(&String::from_utf8_lossy(&bytes));
     out
 }
 
-/// Reads back what [`to_csv`] wrote (derived columns are recomputed, not read).
+/// Reads back what [`to_csv`] wrote: the `# key: value` facts, then the records (with
+/// the `csv` crate). Errors name the line.
 pub fn from_csv(text: &str) -> Result<Results, String> {
     let mut results = Results::default();
-    let mut header_seen = false;
-    for (number, line) in text.lines().enumerate() {
-        let where_ = || format!("line {}", number + 1);
-        if let Some(fact) = line.strip_prefix("# ") {
-            let (k, v) =
-                fact.split_once(": ").ok_or_else(|| format!("{}: expected '# key: value'", where_()))?;
-            results.meta.push((k.to_string(), v.to_string()));
-            continue;
-        }
-        if line.trim().is_empty() {
-            continue;
-        }
-        if !header_seen {
-            if line != CSV_HEADER {
-                return Err(format!("{}: not the reduce-bench CSV header", where_()));
-            }
-            header_seen = true;
-            continue;
-        }
-        let f: Vec<&str> = line.split(',').collect();
-        if f.len() != 16 {
-            return Err(format!("{}: {} fields, expected 16", where_(), f.len()));
-        }
-        let bad = |what: &str| format!("{}: bad {what}", where_());
-        let ty = ElemType::parse(f[1]).ok_or_else(|| bad("type"))?;
-        let op = match f[2] {
+    let facts = text.lines().take_while(|l| l.starts_with("# ")).count();
+    for line in text.lines().take(facts) {
+        let fact = &line[2..];
+        let (k, v) = fact
+            .split_once(": ")
+            .ok_or_else(|| format!("line {}: expected '# key: value'", results.meta.len() + 1))?;
+        results.meta.push((k.to_string(), v.to_string()));
+    }
+    let body: String = text.lines().skip(facts).map(|l| format!("{l}\n")).collect();
+    if body.trim().is_empty() {
+        return Err("no CSV header found".into());
+    }
+    let mut reader = csv::ReaderBuilder::new().from_reader(body.as_bytes());
+    let headers = reader.headers().map_err(|e| format!("line {}: {e}", facts + 1))?.clone();
+    if headers.iter().collect::<Vec<_>>().join(",") != CSV_HEADER {
+        return Err(format!("line {}: not the reduce-bench CSV header", facts + 1));
+    }
+    for record in reader.deserialize::<CsvRow>() {
+        let record = record.map_err(|e| {
+            let line = e.position().map_or(0, |p| p.line() as usize);
+            format!("line {}: {e}", facts + line)
+        })?;
+        let line = facts + results.rows.len() + 2;
+        let bad = |what: &str| format!("line {line}: bad {what}");
+        let ty = ElemType::parse(&record.ty).ok_or_else(|| bad("type"))?;
+        let op = match record.op.as_str() {
             "read" => None,
             name => Some(Op::parse(name).ok_or_else(|| bad("op"))?),
         };
-        let number = |i: usize, what: &str| f[i].parse::<f64>().map_err(|_| bad(what));
-        let count = |i: usize, what: &str| f[i].parse::<u32>().map_err(|_| bad(what));
         results.rows.push(Row {
-            implementation: f[0].to_string(),
+            implementation: record.implementation,
             ty,
             op,
-            n: f[3].parse().map_err(|_| bad("n"))?,
+            n: record.n,
             timing: Timing {
-                seconds: number(5, "seconds_per_call")?,
-                min_seconds: number(11, "min_seconds_per_call")?,
-                max_seconds: number(12, "max_seconds_per_call")?,
-                calls: count(9, "calls_per_batch")?,
-                reps: count(10, "reps")?,
+                seconds: record.seconds_per_call,
+                min_seconds: record.min_seconds_per_call,
+                max_seconds: record.max_seconds_per_call,
+                calls: record.calls_per_batch,
+                reps: record.reps,
             },
-            result: f[13].to_string(),
-            check: Check::from_field(f[14]).ok_or_else(|| bad("check"))?,
-            detail: f[15].to_string(),
+            result: record.result,
+            check: Check::from_field(&record.check).ok_or_else(|| bad("check"))?,
+            detail: record.detail,
         });
-    }
-    if !header_seen {
-        return Err("no CSV header found".into());
     }
     Ok(results)
 }
@@ -385,8 +412,7 @@ pub(crate) mod tests {
         let auto_line = csv.lines().find(|l| l.starts_with("auto,f32,sum,268435456,")).unwrap();
         assert_eq!(
             auto_line,
-            "auto,f32,sum,268435456,1073741824,3.800000e-4,2825.636,1.0526,0.9737,20,7,3.762000e-4,3.876000e-4,42,ok,\
-auto 132x256"
+            "auto,f32,sum,268435456,1073741824,0.00038,2825.636,1.0526,0.9737,20,7,0.00037620000000000004,0.00038760000000000004,42,ok,auto 132x256"
         );
         let back = from_csv(&csv).unwrap();
         assert_eq!(back.meta, r.meta);

@@ -182,7 +182,16 @@ pub fn measure(args: &Args, results: &mut Results, log: &mut String) -> anyhow::
     let stream = device.stream()?;
     let module = device.load(&BENCH).context("loading the roofline kernels (sm_90 PTX)")?;
     let mut roofline = if args.roofline { Some(Roofline::new(&device, &module)?) } else { None };
+    let measurements = args.types.len()
+        * args.sizes.len()
+        * (args.ops.len() * args.impls.len() + usize::from(args.roofline));
+    // A progress bar on a terminal (hidden otherwise); the log lines go above it.
+    let progress = indicatif::ProgressBar::new(measurements as u64).with_style(
+        indicatif::ProgressStyle::with_template("{bar:32} {pos}/{len} measurements, {msg} [{elapsed}]")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
     let mut ctx = Ctx {
+        progress: &progress,
         device: &device,
         stream: &stream,
         args,
@@ -198,10 +207,12 @@ pub fn measure(args: &Args, results: &mut Results, log: &mut String) -> anyhow::
             ElemType::I32 => bench_type::<i32>(&mut ctx)?,
         }
     }
+    progress.finish_and_clear();
     Ok(ctx.failures)
 }
 
 struct Ctx<'a> {
+    progress: &'a indicatif::ProgressBar,
     device: &'a Device,
     stream: &'a Stream,
     args: &'a Args,
@@ -235,6 +246,7 @@ where
     for &log2n in &ctx.args.sizes {
         let n = 1u64 << log2n;
         let started = std::time::Instant::now();
+        ctx.progress.set_message(format!("{ty} 2^{log2n}"));
         let shape = Shape::new(ty, n).context("empty input")?;
         let mut host = vec![T::default(); n as usize];
         let reference = generate(&shape, &mut host);
@@ -261,6 +273,7 @@ where
                     detail,
                 });
             }
+            ctx.progress.inc(1);
         }
         for (op, reducer) in reducers.iter_mut() {
             for &name in &ctx.args.impls {
@@ -270,14 +283,16 @@ where
                     Ok(row) => ctx.results.rows.push(row),
                     Err(err) => {
                         let message = format!("warpsafe {name} {op} {ty} 2^{log2n}: {err:#}");
-                        eprintln!("reduce-bench: {message}");
+                        ctx.progress.suspend(|| eprintln!("reduce-bench: {message}"));
                         let _ = writeln!(ctx.log, "{message}");
                         ctx.failures.push(message);
                     }
                 }
+                ctx.progress.inc(1);
             }
         }
-        eprintln!("reduce-bench: {ty} 2^{log2n} measured in {:.1} s", started.elapsed().as_secs_f64());
+        let seconds = started.elapsed().as_secs_f64();
+        ctx.progress.suspend(|| eprintln!("reduce-bench: {ty} 2^{log2n} measured in {seconds:.1} s"));
     }
     Ok(())
 }

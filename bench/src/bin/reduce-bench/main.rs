@@ -6,7 +6,7 @@
 //! Order of work: CUB's program is built (nvcc) and run first, as a child process, before
 //! this process opens the GPU; then warpsafe's implementations and the roofline are
 //! measured by the same method (warpsafe_bench::timing); then the table, the targets,
-//! the CSV, the PNG plot, a report and a log are written to `--out`.
+//! the CSV, the SVG plot, a report and a log are written to `--out`.
 
 mod gpu;
 
@@ -15,28 +15,23 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use warpsafe_bench::cli::{self, Args, Command, CubSource};
+use warpsafe_bench::cli::{self, Args, CubSource};
 use warpsafe_bench::report::{self, Results};
 use warpsafe_bench::{cub, meta, plot, targets};
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
-    match cli::parse(&argv) {
-        Err(message) => {
-            eprintln!("reduce-bench: {message}");
-            ExitCode::from(2)
+    let args = match cli::parse(&argv) {
+        Ok(args) => args,
+        // --help, or a bad argument: clap prints it and picks the exit code.
+        Err(err) => err.exit(),
+    };
+    match run(&args) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("reduce-bench: {err:#}");
+            ExitCode::FAILURE
         }
-        Ok(Command::Help) => {
-            print!("{}", cli::USAGE);
-            ExitCode::SUCCESS
-        }
-        Ok(Command::Run(args)) => match run(&args) {
-            Ok(code) => code,
-            Err(err) => {
-                eprintln!("reduce-bench: {err:#}");
-                ExitCode::FAILURE
-            }
-        },
     }
 }
 
@@ -208,7 +203,7 @@ fn finish(args: &Args, results: &Results, failures: &[String], log: &str) -> any
     };
     write("reduce-bench.txt", text.as_bytes())?;
     write("reduce-bench.csv", report::to_csv(results).as_bytes())?;
-    write("reduce-bench.png", &plot::png(results).context("encoding the plot")?)?;
+    write("reduce-bench.svg", plot::svg(results)?.as_bytes())?;
     if !log.is_empty() {
         write("reduce-bench.log", log.as_bytes())?;
     }
@@ -217,7 +212,7 @@ fn finish(args: &Args, results: &Results, failures: &[String], log: &str) -> any
         "wrote {}, {}, {}{}",
         shown("reduce-bench.txt"),
         shown("reduce-bench.csv"),
-        shown("reduce-bench.png"),
+        shown("reduce-bench.svg"),
         if log.is_empty() { String::new() } else { format!(", {}", shown("reduce-bench.log")) }
     );
     Ok(if bad.is_empty() && failures.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })

@@ -31,6 +31,23 @@ pub enum Error {
         /// Compute capability, minor part.
         minor: u32,
     },
+    /// A program has no PTX that the device runs: built for newer architectures only, or
+    /// with none at all.
+    #[error(
+        "{program} has no PTX that {device} (sm_{sm}) runs: it was built for {}; add an architecture at \
+         or below sm_{sm} to its warpsafe_build::Builder (Arch::SM_70 runs on every GPU from Volta on)",
+        if built.is_empty() { "no architecture".to_string() } else { built.iter().map(|sm| format!("sm_{sm}")).collect::<Vec<_>>().join(", ") }
+    )]
+    NoPtxForDevice {
+        /// The program's name.
+        program: String,
+        /// The device's name.
+        device: String,
+        /// The device's architecture, `major * 10 + minor`.
+        sm: u32,
+        /// The architectures the program has PTX for.
+        built: Vec<u32>,
+    },
     /// A driver call failed; `during` says which step.
     #[error("CUDA driver error while {during}: {source}")]
     Driver {

@@ -87,6 +87,30 @@ pub use program::{Function, Module, Program, Untyped};
 pub use stream::{Event, Stream};
 pub use warp_sum::WarpSumElement;
 
+#[cfg(test)]
+mod ptx_selection {
+    use crate::{Error, Program};
+
+    static HOPPER_ONLY: Program = Program::new("my-kernels", &[(90, "// sm_90 PTX")]);
+    static NONE: Program = Program::new("my-kernels", &[]);
+
+    #[test]
+    fn a_device_without_ptx_in_the_program_is_an_error_that_says_what_to_build() {
+        assert_eq!(HOPPER_ONLY.ptx_for_device("H100", 9, 0).unwrap().0, 90);
+        let err = HOPPER_ONLY.ptx_for_device("A100", 8, 0).unwrap_err();
+        assert!(matches!(err, Error::NoPtxForDevice { sm: 80, .. }), "{err}");
+        let text = err.to_string();
+        assert!(text.contains("built for sm_90") && text.contains("Arch::SM_70"), "{text}");
+        assert!(NONE
+            .ptx_for_device("A100", 8, 0)
+            .unwrap_err()
+            .to_string()
+            .contains("built for no architecture"));
+        let old = HOPPER_ONLY.ptx_for_device("P100", 6, 0).unwrap_err();
+        assert!(matches!(old, Error::UnsupportedDevice { .. }), "{old}");
+    }
+}
+
 /// Emulator-only builds (`--no-default-features`): no GPU backend, a typed error for it,
 /// and the emulator fully working.
 #[cfg(all(test, not(feature = "cuda")))]

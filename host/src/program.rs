@@ -80,6 +80,24 @@ impl Program {
         self.ptx.iter().rev().find(|(arch, _)| *arch <= sm).copied()
     }
 
+    /// [`Program::ptx_for`] for device `device`, or the error that says what to build.
+    ///
+    /// # Errors
+    /// [`Error::UnsupportedDevice`] for a device older than sm_70;
+    /// [`Error::NoPtxForDevice`] when the program has no PTX the device runs (none at
+    /// all, or only for newer architectures).
+    pub fn ptx_for_device(&self, device: &str, major: u32, minor: u32) -> Result<(u32, &'static str), Error> {
+        if major < 7 {
+            return Err(Error::UnsupportedDevice { name: device.to_string(), major, minor });
+        }
+        self.ptx_for(major, minor).ok_or_else(|| Error::NoPtxForDevice {
+            program: self.name.to_string(),
+            device: device.to_string(),
+            sm: major * 10 + minor,
+            built: self.ptx.iter().map(|(sm, _)| *sm).collect(),
+        })
+    }
+
     /// The same program with only its `sm_<sm>` PTX, to run an older architecture's code
     /// (say the sm_70 fallbacks) on a newer GPU; `None` when it was not built for `sm`.
     pub fn for_arch(&self, sm: u32) -> Option<Program> {
@@ -137,11 +155,7 @@ impl Module {
     /// Loads the PTX of `program` that the device of `context` runs.
     pub(crate) fn load_program_gpu(context: &Arc<GpuContext>, program: &Program) -> Result<Module, Error> {
         let (major, minor) = context.compute_capability();
-        let (_, ptx) = program.ptx_for(major, minor).ok_or_else(|| Error::UnsupportedDevice {
-            name: context.name().to_string(),
-            major,
-            minor,
-        })?;
+        let (_, ptx) = program.ptx_for_device(context.name(), major, minor)?;
         Module::load_ptx_gpu(context, ptx, program.kernels)
     }
 

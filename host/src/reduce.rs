@@ -24,7 +24,7 @@
 //! ```
 //!
 //! # API
-//! ```ignore
+//! ```text
 //! pub enum Strategy { Auto, TwoPass, LastBlock, Cooperative }
 //! pub struct ReduceOptions { pub strategy: Strategy, pub block_threads: u32, pub max_blocks: Option<u32> }
 //! pub struct Plan { pub strategy: Strategy, pub blocks: u32, pub block_threads: u32, pub launches: u32 }

@@ -35,6 +35,32 @@ fn note(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
+/// What a test does without a GPU: fails with `WARPSAFE_REQUIRE_GPU=1`, else prints a
+/// visible `skipped: no CUDA device (<what>: <reason><tail>)` line.
+fn without_gpu(test: &str, what: &str, reason: &str, tail: &str) {
+    if gpu_required() {
+        panic!("{test}: {REQUIRE_GPU_VARIABLE}=1 but no CUDA device: {reason}");
+    }
+    note(&format!("skipped: no CUDA device ({what}: {reason}{tail})"));
+}
+
+/// The first GPU, for a test that runs only on a GPU; `None` after a visible
+/// `skipped: no CUDA device` line when there is none.
+///
+/// # Panics
+/// With `WARPSAFE_REQUIRE_GPU=1` and no GPU, and when a GPU is present but cannot be
+/// opened (a broken driver is a failure, not a skip).
+pub fn test_gpu(test: &str) -> Option<Device> {
+    match Device::gpu() {
+        Ok(gpu) => Some(gpu),
+        Err(Error::NoDevice { reason }) => {
+            without_gpu(test, test, &reason, "");
+            None
+        }
+        Err(err) => panic!("{test}: opening the GPU failed: {err}"),
+    }
+}
+
 /// Every GPU of the machine; empty after a visible `skipped: no CUDA device` line when
 /// there is none.
 ///
@@ -48,10 +74,7 @@ pub fn test_gpus(test: &str) -> Vec<Device> {
             Err(Error::NoDevice { reason }) => reason,
             _ => "no GPU".to_string(),
         };
-        if gpu_required() {
-            panic!("{test}: {REQUIRE_GPU_VARIABLE}=1 but no CUDA device: {reason}");
-        }
-        note(&format!("skipped: no CUDA device (GPU half of {test}: {reason}; ran on the emulator)"));
+        without_gpu(test, &format!("GPU half of {test}"), &reason, "; ran on the emulator");
     }
     gpus
 }

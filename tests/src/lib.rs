@@ -9,7 +9,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use warpsafe_host::{Backend, Device, Error, Gpu, Module, Program};
+use warpsafe_host::{Backend, Device, Gpu, Module, Program};
 
 /// The PTX of `examples/third-party-kernels` for sm_70, built by this crate's `build.rs`.
 pub const THIRD_PARTY_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/third_party_kernels.sm_70.ptx"));
@@ -74,11 +74,6 @@ pub fn nvptx_target_dir() -> PathBuf {
     workspace_root().join("target/warpsafe-build")
 }
 
-/// Whether `WARPSAFE_REQUIRE_GPU=1`: a missing GPU must fail the GPU tests.
-fn gpu_required() -> bool {
-    warpsafe_host::testing::gpu_required()
-}
-
 /// Prints `line` where a passing run shows it: straight to the process's stderr, since
 /// libtest captures `print!` and `eprint!`.
 pub fn note(line: &str) {
@@ -89,17 +84,7 @@ pub fn note(line: &str) {
 /// none. With `WARPSAFE_REQUIRE_GPU=1` a missing GPU fails the test instead, so a GPU run
 /// cannot pass by skipping. Any error other than "no device" fails the test.
 pub fn gpu_or_skip(test: &str) -> Option<Gpu> {
-    match Gpu::new() {
-        Ok(gpu) => Some(gpu),
-        Err(Error::NoDevice { reason }) => {
-            if gpu_required() {
-                panic!("{test}: WARPSAFE_REQUIRE_GPU=1 but no CUDA device: {reason}");
-            }
-            note(&format!("skipped: no CUDA device ({test}: {reason})"));
-            None
-        }
-        Err(other) => panic!("{test}: opening the GPU failed: {other}"),
-    }
+    warpsafe_host::testing::test_gpu(test).and_then(|device| device.as_gpu().cloned())
 }
 
 /// The devices a kernel test runs on: `warpsafe_host::testing::test_devices` (the

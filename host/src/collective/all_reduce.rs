@@ -94,11 +94,8 @@ impl<T: Pod, O: Reduction<T> + 'static> AllReducer<T, O> {
     /// timeout; [`Error::Nccl`], launch and driver failures.
     pub fn all_reduce(&mut self, buffers: &mut [DeviceBuffer<T>]) -> Result<(), Error> {
         let refs: Vec<&DeviceBuffer<T>> = buffers.iter().collect();
-        let comm = self.comm.clone();
-        let streams: Vec<&Stream> = comm.inner.local.iter().map(|l| &l.stream).collect();
-        // SAFETY: the buffers are borrowed exclusively until the wait below.
-        unsafe { self.enqueue(&streams, &refs, &refs)? };
-        comm.wait(None, "all-reduce")
+        // SAFETY: the buffers are borrowed exclusively until the call returns.
+        unsafe { self.enqueue_and_wait(&refs, &refs) }
     }
 
     /// All-reduces `send[i]` into `recv[i]` (local rank `i`'s); the sends are unchanged.
@@ -114,12 +111,9 @@ impl<T: Pod, O: Reduction<T> + 'static> AllReducer<T, O> {
     ) -> Result<(), Error> {
         let sends: Vec<&DeviceBuffer<T>> = send.iter().collect();
         let recvs: Vec<&DeviceBuffer<T>> = recv.iter().collect();
-        let comm = self.comm.clone();
-        let streams: Vec<&Stream> = comm.inner.local.iter().map(|l| &l.stream).collect();
         // SAFETY: the sends are borrowed shared and the receives exclusively (so no buffer
-        // is both) until the wait below.
-        unsafe { self.enqueue(&streams, &sends, &recvs)? };
-        comm.wait(None, "all-reduce")
+        // is both) until the call returns.
+        unsafe { self.enqueue_and_wait(&sends, &recvs) }
     }
 
     /// Enqueues the all-reduce of `send[i]` into `recv[i]` on `streams[i]` for local rank
@@ -144,6 +138,22 @@ impl<T: Pod, O: Reduction<T> + 'static> AllReducer<T, O> {
     ) -> Result<(), Error> {
         // SAFETY: forwarded from the caller.
         unsafe { self.enqueue(streams, send, recv) }
+    }
+
+    /// One all-reduce on the communicator's own streams, waited for (with the timeout).
+    ///
+    /// # Safety
+    /// As for [`AllReducer::all_reduce_on`], until this returns.
+    unsafe fn enqueue_and_wait(
+        &mut self,
+        send: &[&DeviceBuffer<T>],
+        recv: &[&DeviceBuffer<T>],
+    ) -> Result<(), Error> {
+        let comm = self.comm.clone();
+        let streams: Vec<&Stream> = comm.inner.local.iter().map(|l| &l.stream).collect();
+        // SAFETY: forwarded from the caller; the wait below ends the operation.
+        unsafe { self.enqueue(&streams, send, recv)? };
+        comm.wait(None, "all-reduce")
     }
 
     /// The checks and launches of one all-reduce.

@@ -306,49 +306,63 @@ impl Communicator {
         Ok(())
     }
 
-    /// Checks that every local rank has one buffer of its own device per list, each list
-    /// entry of the same length as the first list's, and returns that length.
+    /// Checks that `list` has one `noun` ("buffer", "shard") per local rank, each memory
+    /// of its rank's device.
+    pub(super) fn check_placement<T: Pod>(
+        &self,
+        operation: &'static str,
+        noun: &str,
+        list: &[&DeviceBuffer<T>],
+    ) -> Result<(), Error> {
+        let local = &self.inner.local;
+        if list.len() != local.len() {
+            return Err(Error::RankMismatch {
+                operation,
+                detail: format!("{} {noun}s for the {} ranks of this process", list.len(), local.len()),
+            });
+        }
+        for (buffer, rank) in list.iter().zip(local) {
+            if !buffer.is_on(&rank.device) {
+                return Err(Error::NotInCommunicator {
+                    operation,
+                    detail: format!(
+                        "the {noun} for rank {} is not memory of that rank's device ({})",
+                        rank.rank,
+                        rank.device.name()
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks every list as [`Communicator::check_placement`] does, and that all their
+    /// buffers have the first one's length, which it returns.
     pub(super) fn check_local<T: Pod>(
         &self,
         operation: &'static str,
         lists: &[&[&DeviceBuffer<T>]],
     ) -> Result<usize, Error> {
-        let local = &self.inner.local;
         for list in lists {
-            if list.len() != local.len() {
-                return Err(Error::RankMismatch {
-                    operation,
-                    detail: format!("{} buffers for the {} ranks of this process", list.len(), local.len()),
-                });
-            }
+            self.check_placement(operation, "buffer", list)?;
         }
         let len = lists.first().and_then(|l| l.first()).map_or(0, |b| b.len());
         for list in lists {
-            for (buffer, rank) in list.iter().zip(local) {
-                if !buffer.is_on(&rank.device) {
-                    return Err(Error::NotInCommunicator {
-                        operation,
-                        detail: format!(
-                            "the buffer for rank {} is not memory of that rank's device ({})",
-                            rank.rank,
-                            rank.device.name()
-                        ),
-                    });
-                }
-                if buffer.len() != len {
-                    let lengths: Vec<String> = local
-                        .iter()
-                        .zip(*list)
-                        .map(|(r, b)| format!("rank {}: {}", r.rank, b.len()))
-                        .collect();
-                    return Err(Error::RankMismatch {
-                        operation,
-                        detail: format!(
-                            "buffers of different lengths ({}, first list {len}); every rank must pass the same length",
-                            lengths.join(", ")
-                        ),
-                    });
-                }
+            if list.iter().any(|b| b.len() != len) {
+                let lengths: Vec<String> = self
+                    .inner
+                    .local
+                    .iter()
+                    .zip(*list)
+                    .map(|(r, b)| format!("rank {}: {}", r.rank, b.len()))
+                    .collect();
+                return Err(Error::RankMismatch {
+                    operation,
+                    detail: format!(
+                        "buffers of different lengths ({}, first list {len}); every rank must pass the same length",
+                        lengths.join(", ")
+                    ),
+                });
             }
         }
         Ok(len)

@@ -79,8 +79,6 @@ mod all_reduce;
 mod communicator;
 mod sharded;
 
-use std::time::{Duration, Instant};
-
 use crate::Error;
 
 pub use all_reduce::AllReducer;
@@ -96,15 +94,4 @@ pub use sharded::ShardedReducer;
 /// tried and how to fix it.
 pub fn nccl_version() -> Result<(u32, u32, u32), Error> {
     nccl::library().map(|nccl| nccl.version())
-}
-
-/// Waits a little inside a polling loop that began at `started`: yields the thread for
-/// the first 2 ms (a collective usually completes within microseconds, and a sleep would
-/// add the timer's ~60 µs slack to every call), then sleeps 100 µs at a time.
-pub(crate) fn pause(started: Instant) {
-    if started.elapsed() < Duration::from_millis(2) {
-        std::thread::yield_now();
-    } else {
-        std::thread::sleep(Duration::from_micros(100));
-    }
 }

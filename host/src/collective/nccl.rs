@@ -341,7 +341,7 @@ impl Comm {
                 self.abort();
                 return Err(Error::CollectiveTimeout { during: during.to_string(), waited });
             }
-            super::pause(started);
+            crate::stream::pause(started);
         }
     }
 

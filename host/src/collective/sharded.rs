@@ -74,24 +74,7 @@ impl<T: Pod, O: Reduction<T> + 'static> ShardedReducer<T, O> {
         const OPERATION: &str = "sharded reduce";
         let comm = self.comm.clone();
         let local = &comm.inner.local;
-        if shards.len() != local.len() {
-            return Err(Error::RankMismatch {
-                operation: OPERATION,
-                detail: format!("{} shards for the {} ranks of this process", shards.len(), local.len()),
-            });
-        }
-        for (shard, rank) in shards.iter().zip(local) {
-            if !shard.is_on(&rank.device) {
-                return Err(Error::NotInCommunicator {
-                    operation: OPERATION,
-                    detail: format!(
-                        "the shard for rank {} is not memory of {}",
-                        rank.rank,
-                        rank.device.name()
-                    ),
-                });
-            }
-        }
+        comm.check_placement(OPERATION, "shard", &shards.iter().collect::<Vec<_>>())?;
         let streams: Vec<&Stream> = local.iter().map(|l| &l.stream).collect();
         for (i, shard) in shards.iter().enumerate() {
             // SAFETY: the shard and the partial stay borrowed until the wait below; this

@@ -60,3 +60,4 @@ pub mod kernels {
 }
 
 pub mod reduce;
+pub mod scan;

@@ -188,6 +188,30 @@ pub enum Error {
         /// The host slice's length.
         host: usize,
     },
+    /// Buffers an operation pairs element by element have different lengths (a scan's
+    /// input and output, a selection's input and flags, a partition's input and output).
+    #[error("{operation}: {what} holds {actual} elements but must hold {expected}, as many as the input")]
+    MismatchedLengths {
+        /// The operation.
+        operation: &'static str,
+        /// Which buffer.
+        what: &'static str,
+        /// The input's length.
+        expected: usize,
+        /// The buffer's length.
+        actual: usize,
+    },
+    /// A selection kept more elements than its output buffer holds: the first `len` were
+    /// written, the rest dropped (nothing was written out of bounds).
+    #[error("{operation}: {selected} elements were selected but the output holds {len}; only the first {len} were written")]
+    OutputTooSmall {
+        /// The operation.
+        operation: &'static str,
+        /// Elements selected.
+        selected: u64,
+        /// The output buffer's length.
+        len: usize,
+    },
     /// An input is larger than the operation can address in one launch.
     #[error("input of {len} elements is too large for {operation}: at most {max}")]
     InputTooLarge {

@@ -69,6 +69,7 @@ mod launch;
 mod program;
 pub mod ptx;
 pub mod reduce;
+pub mod scan;
 mod stream;
 pub mod testing;
 mod warp_sum;

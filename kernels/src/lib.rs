@@ -165,6 +165,7 @@ pub mod group;
 pub mod kernel;
 pub mod op;
 pub mod reduce;
+pub mod scan;
 pub mod shared;
 pub mod thread;
 pub mod warp;

@@ -1,0 +1,756 @@
+//! Device-wide scans, selections and partitions on a [`Device`]: [`Scanner`] and
+//! [`Selector`], each one kernel launch per call.
+//!
+//! ```
+//! # fn main() -> Result<(), warpsafe_host::Error> {
+//! use warpsafe::op::Sum;
+//! use warpsafe::scan::select::LessThan;
+//! use warpsafe_host::scan::{Scanner, Selector};
+//! use warpsafe_host::Device;
+//!
+//! let device = Device::emulator();
+//! let data = device.upload(&[3i32, 1, 4, 1, 5, 9, 2, 6])?;
+//! let mut sums = device.alloc_zeroed::<i32>(8)?;
+//! let mut scanner = Scanner::<i32, Sum>::new(&device)?;
+//! scanner.inclusive(&data, &mut sums)?;
+//! assert_eq!(sums.download()?, [3, 4, 8, 9, 14, 23, 25, 31]);
+//! scanner.exclusive(&data, &mut sums)?;
+//! assert_eq!(sums.download()?, [0, 3, 4, 8, 9, 14, 23, 25]);
+//!
+//! let mut small = device.alloc_zeroed::<i32>(8)?;
+//! let mut selector = Selector::new(&device, LessThan(4i32))?;
+//! let count = selector.select(&data, &mut small)?;
+//! assert_eq!(count, 4);
+//! assert_eq!(small.download()?[..4], [3, 1, 1, 2]);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # API
+//! ```text
+//! pub enum ScanKind { Inclusive, Exclusive }
+//! pub trait Scan<T: Pod>: Operator<T> + Default { fn kernel() -> ScanKernel; }
+//! pub trait Selection<T: Pod>: Predicate<T> + Pod { fn kernel() -> SelectKernel; }
+//! pub struct ScanOptions { pub block_threads: u32 }          // 256 by default
+//! impl<T: Pod, O: Scan<T>> Scanner<T, O> {
+//!     pub fn new(device: &Device) -> Result<Self, Error>;
+//!     pub fn with_options(device: &Device, options: ScanOptions) -> Result<Self, Error>;
+//!     pub fn tile_len(&self) -> usize;
+//!     pub fn inclusive(&mut self, input: &DeviceBuffer<T>, output: &mut DeviceBuffer<T>) -> Result<(), Error>;
+//!     pub fn exclusive(&mut self, input: &DeviceBuffer<T>, output: &mut DeviceBuffer<T>) -> Result<(), Error>;
+//!     pub fn inclusive_in_place(&mut self, data: &mut DeviceBuffer<T>) -> Result<(), Error>;
+//!     pub fn exclusive_in_place(&mut self, data: &mut DeviceBuffer<T>) -> Result<(), Error>;
+//!     pub unsafe fn scan_on(&mut self, stream: &Stream, kind: ScanKind, input: &DeviceBuffer<T>, output: &DeviceBuffer<T>) -> Result<(), Error>;
+//! }
+//! pub enum SelectForm { Select, Partition }
+//! impl<T: Pod, P: Selection<T>> Selector<T, P> {
+//!     pub fn new(device: &Device, predicate: P) -> Result<Self, Error>;
+//!     pub fn with_options(device: &Device, predicate: P, options: ScanOptions) -> Result<Self, Error>;
+//!     pub fn predicate(&self) -> P;
+//!     pub fn set_predicate(&mut self, predicate: P);
+//!     pub fn select(&mut self, input: &DeviceBuffer<T>, output: &mut DeviceBuffer<T>) -> Result<u64, Error>;
+//!     pub fn select_flagged(&mut self, input: &DeviceBuffer<T>, flags: &DeviceBuffer<u8>, output: &mut DeviceBuffer<T>) -> Result<u64, Error>;
+//!     pub fn partition(&mut self, input: &DeviceBuffer<T>, output: &mut DeviceBuffer<T>) -> Result<u64, Error>;
+//!     pub fn partition_flagged(&mut self, input: &DeviceBuffer<T>, flags: &DeviceBuffer<u8>, output: &mut DeviceBuffer<T>) -> Result<u64, Error>;
+//!     pub unsafe fn select_on(&mut self, stream: &Stream, form: SelectForm, input: &DeviceBuffer<T>,
+//!                             flags: Option<&DeviceBuffer<u8>>, output: &DeviceBuffer<T>, count: &DeviceBuffer<u64>) -> Result<(), Error>;
+//! }
+//! ```
+//!
+//! # What each call does
+//! One launch of one block per tile (`256 * 64 / size_of::<T>()` elements: 4096 `f32`s,
+//! 2048 `f64`s) of the kernels in `warpsafe::scan`: every block loads its tile once,
+//! publishes the tile's aggregate, finds its prefix by decoupled look-back over the
+//! earlier tiles' status words, and writes its tile once. There is no initialisation
+//! launch: status words carry the launch's epoch, so words of earlier launches read as
+//! unpublished, and the tile counter resets itself. `Scanner` and `Selector` own their
+//! scratch (status words, grown to the longest input seen, and the counter) and reuse it
+//! on every call.
+//!
+//! # Results
+//! - Scans: element `i` of an inclusive scan is `input[0] ⊕ ... ⊕ input[i]`, of an
+//!   exclusive scan `input[0] ⊕ ... ⊕ input[i - 1]` (the identity for `i = 0`). Operators
+//!   need not commute. Float results are the same bits on every run and device: the tile
+//!   length depends on the type only, and every prefix is combined in one fixed order
+//!   (`warpsafe::scan::lookback`), whichever tiles happen to finish first. The order is
+//!   not left to right, so floats may differ from a sequential loop in the last bits.
+//! - Selections: the kept elements in input order at the front of `output`, the count
+//!   returned as a `u64`. Partitions: kept elements as for select, then the rejected ones
+//!   at the end of `output` in reverse input order; the output is a permutation of the
+//!   input. The flagged forms keep element `i` when `flags[i] != 0` and ignore the
+//!   predicate.
+//!
+//! # Errors
+//! - [`Error::MismatchedLengths`]: a scan's output, a partition's output or the flags do
+//!   not have the input's length.
+//! - [`Error::OutputTooSmall`]: a selection kept more than its output holds; the first
+//!   `output.len()` kept elements were written, nothing beyond.
+//! - [`Error::InputTooLarge`]: more than 2^32 tiles (2^44 `f32`s).
+//! - [`Error::Unsupported`]: a buffer or stream of another device.
+//! - An operator for another element type does not compile (`Scanner<f32, O>` needs
+//!   `O: Scan<f32>`), nor does a predicate for another type.
+//!
+//! # Concurrency
+//! Calls take `&mut self`: a scanner's scratch serves one launch at a time. Two scans in
+//! flight on different streams need two scanners (the `_on` forms are `unsafe` for that
+//! reason).
+
+use std::cell::Cell;
+use std::marker::PhantomData;
+
+use bytemuck::Pod;
+use warpsafe::op::{Max, Min, Operator, Sum};
+use warpsafe::scan::device as kernel_scan;
+use warpsafe::scan::lookback::{self, words_per_tile, MAX_EPOCH};
+use warpsafe::scan::select::{self as kernel_select, GreaterThan, LessThan, Predicate};
+
+use crate::{kernel_args, ptx, Device, DeviceBuffer, Error, Function, LaunchConfig, Program, Stream};
+
+/// Inclusive or exclusive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScanKind {
+    /// Element `i` combines elements `0..=i`.
+    Inclusive,
+    /// Element `i` combines elements `0..i`; element 0 is the identity.
+    Exclusive,
+}
+
+/// Select (kept elements only) or partition (kept, then rejected in reverse).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SelectForm {
+    /// The kept elements, in order.
+    Select,
+    /// The kept elements in order, then the rejected ones in reverse order.
+    Partition,
+}
+
+/// Launch settings of a [`Scanner`] or [`Selector`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScanOptions {
+    /// Threads per block: a multiple of 32 from 32 to 1024 (256 by default). With the
+    /// element type it fixes the tile length, and so the order in which floats are
+    /// combined: results are bit-identical between runs with the same options.
+    pub block_threads: u32,
+}
+
+impl Default for ScanOptions {
+    fn default() -> ScanOptions {
+        ScanOptions { block_threads: kernel_scan::BLOCK_THREADS }
+    }
+}
+
+impl ScanOptions {
+    /// Refuses a block size the kernels cannot run with.
+    fn check(self) -> Result<ScanOptions, Error> {
+        if self.block_threads.is_multiple_of(32) && (32..=1024).contains(&self.block_threads) {
+            Ok(self)
+        } else {
+            Err(Error::unsupported(format!(
+                "{} threads per block for a scan or selection: a multiple of 32 from 32 to 1024",
+                self.block_threads
+            )))
+        }
+    }
+}
+
+/// A scan kernel, as `warpsafe::scan_kernels!` declares it, and its program.
+#[derive(Clone, Copy, Debug)]
+pub struct ScanKernel {
+    /// The kernel crate.
+    pub program: Program,
+    /// The kernel.
+    pub scan: &'static warpsafe::kernel::UntypedKernel,
+}
+
+/// A selection kernel, as `warpsafe::select_kernels!` declares it, and its program.
+#[derive(Clone, Copy, Debug)]
+pub struct SelectKernel {
+    /// The kernel crate.
+    pub program: Program,
+    /// The kernel.
+    pub select: &'static warpsafe::kernel::UntypedKernel,
+}
+
+/// An operator a [`Scanner`] can apply to `T`: its kernel. Implemented for `Sum`, `Min`
+/// and `Max` over `i32`, `u32`, `i64`, `u64`, `f32`, `f64`; for your own, declare the
+/// kernel with `warpsafe::scan_kernels!` and implement this with it.
+pub trait Scan<T: Pod>: Operator<T> + Default {
+    /// The kernel.
+    fn kernel() -> ScanKernel;
+}
+
+/// A predicate a [`Selector`] can apply to `T`: its kernel. Implemented for `LessThan`
+/// and `GreaterThan` over the six numeric types; for your own, declare the kernel with
+/// `warpsafe::select_kernels!` and implement this with it.
+pub trait Selection<T: Pod>: Predicate<T> + Pod {
+    /// The kernel.
+    fn kernel() -> SelectKernel;
+}
+
+macro_rules! builtin_scans {
+    ($($op:ident $t:ty => $name:ident;)*) => {$(
+        impl Scan<$t> for $op {
+            fn kernel() -> ScanKernel {
+                ScanKernel { program: ptx::ENTRY, scan: &warpsafe_entry::scan::$name }
+            }
+        }
+    )*};
+}
+
+builtin_scans! {
+    Sum f32 => warpsafe_scan_sum_f32; Sum f64 => warpsafe_scan_sum_f64;
+    Sum i32 => warpsafe_scan_sum_i32; Sum u32 => warpsafe_scan_sum_u32;
+    Sum i64 => warpsafe_scan_sum_i64; Sum u64 => warpsafe_scan_sum_u64;
+    Min f32 => warpsafe_scan_min_f32; Min f64 => warpsafe_scan_min_f64;
+    Min i32 => warpsafe_scan_min_i32; Min u32 => warpsafe_scan_min_u32;
+    Min i64 => warpsafe_scan_min_i64; Min u64 => warpsafe_scan_min_u64;
+    Max f32 => warpsafe_scan_max_f32; Max f64 => warpsafe_scan_max_f64;
+    Max i32 => warpsafe_scan_max_i32; Max u32 => warpsafe_scan_max_u32;
+    Max i64 => warpsafe_scan_max_i64; Max u64 => warpsafe_scan_max_u64;
+}
+
+macro_rules! builtin_selections {
+    ($($predicate:ident $t:ty => $name:ident;)*) => {$(
+        impl Selection<$t> for $predicate<$t> {
+            fn kernel() -> SelectKernel {
+                SelectKernel { program: ptx::ENTRY, select: &warpsafe_entry::scan::$name }
+            }
+        }
+    )*};
+}
+
+builtin_selections! {
+    LessThan f32 => warpsafe_select_less_f32; LessThan f64 => warpsafe_select_less_f64;
+    LessThan i32 => warpsafe_select_less_i32; LessThan u32 => warpsafe_select_less_u32;
+    LessThan i64 => warpsafe_select_less_i64; LessThan u64 => warpsafe_select_less_u64;
+    GreaterThan f32 => warpsafe_select_greater_f32; GreaterThan f64 => warpsafe_select_greater_f64;
+    GreaterThan i32 => warpsafe_select_greater_i32; GreaterThan u32 => warpsafe_select_greater_u32;
+    GreaterThan i64 => warpsafe_select_greater_i64; GreaterThan u64 => warpsafe_select_greater_u64;
+}
+
+/// The look-back scratch one scanner or selector owns: epoch-tagged status words and the
+/// self-resetting tile counter.
+struct LookBackScratch {
+    device: Device,
+    /// `words` 64-bit status words per tile, for the most tiles seen so far.
+    status: DeviceBuffer<u64>,
+    words: usize,
+    /// The tile ticket counter: 0 between launches.
+    counter: DeviceBuffer<u32>,
+    /// The epoch of the last launch: each launch takes the next, never 0.
+    epoch: Cell<u32>,
+    /// Set when a launch failed (a block may have taken a ticket without the launch
+    /// completing): the counter and words are zeroed before the next launch.
+    dirty: Cell<bool>,
+}
+
+/// What one launch gets from [`LookBackScratch::prepare`].
+struct Slots {
+    status: u64,
+    counter: u64,
+    epoch: u32,
+}
+
+impl LookBackScratch {
+    fn new(device: &Device, words: usize) -> Result<LookBackScratch, Error> {
+        Ok(LookBackScratch {
+            device: device.clone(),
+            status: device.alloc_zeroed(words)?,
+            words,
+            counter: device.alloc_zeroed(1)?,
+            epoch: Cell::new(0),
+            dirty: Cell::new(false),
+        })
+    }
+
+    /// Status words for `tiles` tiles, the counter and a fresh epoch for one launch on
+    /// `stream`. Growing the words or zeroing them first waits for `stream` and the
+    /// owner's own stream `own` (an earlier launch may still use them).
+    fn prepare(&mut self, tiles: u64, stream: &Stream, own: &Stream) -> Result<Slots, Error> {
+        let needed = usize::try_from(tiles).ok().and_then(|t| t.checked_mul(self.words));
+        let Some(needed) = needed else {
+            return Err(Error::unsupported("look-back status words beyond the address space"));
+        };
+        let wraps = self.epoch.get() >= MAX_EPOCH;
+        if needed > self.status.len() || self.dirty.get() || wraps {
+            stream.synchronize()?;
+            own.synchronize()?;
+            if needed > self.status.len() {
+                // A new allocation is zeroed: no word holds any epoch.
+                self.status = self.device.alloc_zeroed(needed)?;
+            } else if self.dirty.get() || wraps {
+                self.status.copy_from_host(&vec![0; self.status.len()])?;
+                self.epoch.set(0);
+            }
+            if self.dirty.get() {
+                self.counter.copy_from_host(&[0])?;
+                self.dirty.set(false);
+            }
+        }
+        let epoch = self.epoch.get() + 1;
+        self.epoch.set(epoch);
+        Ok(Slots { status: self.status.device_address(), counter: self.counter.device_address(), epoch })
+    }
+
+    fn note_failure(&self, launched: &Result<(), Error>) {
+        if launched.is_err() {
+            self.dirty.set(true);
+        }
+    }
+}
+
+/// The grid and tile count of one launch over `len` elements of `T`.
+fn launch_shape<T>(
+    operation: &'static str,
+    len: usize,
+    options: ScanOptions,
+    shared_bytes: usize,
+) -> Result<(LaunchConfig, u64), Error> {
+    let tile = kernel_scan::tile_elements::<T>(options.block_threads);
+    let tiles = (len as u64).div_ceil(tile).max(1);
+    let max_tiles = 1u64 << 32;
+    if tiles > max_tiles || tiles > u32::MAX as u64 {
+        return Err(Error::InputTooLarge {
+            operation,
+            len,
+            max: usize::try_from(tile * (u32::MAX as u64)).unwrap_or(usize::MAX),
+        });
+    }
+    let shared = u32::try_from(shared_bytes)
+        .map_err(|_| Error::unsupported(format!("{operation}: scratch of {shared_bytes} shared bytes")))?;
+    Ok((
+        LaunchConfig {
+            shared_mem_bytes: shared,
+            ..LaunchConfig::linear(tiles as u32, options.block_threads)
+        },
+        tiles,
+    ))
+}
+
+/// Refuses a buffer of another device: a kernel must never get an address it cannot reach.
+fn check_device(device: &Device, operation: &str, on_device: bool) -> Result<(), Error> {
+    if on_device {
+        Ok(())
+    } else {
+        Err(Error::unsupported(format!(
+            "{operation}: a buffer or stream of another device than {}",
+            device.name()
+        )))
+    }
+}
+
+/// Scans device arrays of `T` with operator `O` (module docs).
+pub struct Scanner<T: Pod, O: Scan<T>> {
+    function: Function,
+    options: ScanOptions,
+    scratch: LookBackScratch,
+    /// The stream of the waiting calls.
+    stream: Stream,
+    operator: PhantomData<fn(T) -> O>,
+}
+
+impl<T: Pod, O: Scan<T>> std::fmt::Debug for Scanner<T, O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scanner")
+            .field("type", &std::any::type_name::<T>())
+            .field("operator", &std::any::type_name::<O>())
+            .field("device", &self.scratch.device)
+            .finish()
+    }
+}
+
+impl<T: Pod, O: Scan<T>> Scanner<T, O> {
+    /// Loads the kernel and allocates the scratch, with the default options.
+    ///
+    /// # Errors
+    /// Loading the kernel ([`Error::ModuleLoad`], [`Error::NoPtxForDevice`], ...) or
+    /// allocating ([`Error::Alloc`]).
+    pub fn new(device: &Device) -> Result<Self, Error> {
+        Self::with_options(device, ScanOptions::default())
+    }
+
+    /// As [`Scanner::new`], with `options`.
+    ///
+    /// # Errors
+    /// As for [`Scanner::new`]; [`Error::Unsupported`] for a block size the kernel cannot
+    /// run with.
+    pub fn with_options(device: &Device, options: ScanOptions) -> Result<Self, Error> {
+        let options = options.check()?;
+        let kernel = O::kernel();
+        let function = device.load(&kernel.program)?.untyped_kernel(kernel.scan)?;
+        Ok(Scanner {
+            function,
+            options,
+            scratch: LookBackScratch::new(device, words_per_tile::<T>())?,
+            stream: device.stream()?,
+            operator: PhantomData,
+        })
+    }
+
+    /// Elements per tile (per block of the launch).
+    pub fn tile_len(&self) -> usize {
+        kernel_scan::tile_elements::<T>(self.options.block_threads) as usize
+    }
+
+    /// `output[i] = input[0] ⊕ ... ⊕ input[i]`; waits for the device.
+    ///
+    /// # Errors
+    /// See the module docs.
+    pub fn inclusive(&mut self, input: &DeviceBuffer<T>, output: &mut DeviceBuffer<T>) -> Result<(), Error> {
+        self.scan_and_wait(ScanKind::Inclusive, input, output)
+    }
+
+    /// `output[i] = input[0] ⊕ ... ⊕ input[i - 1]`, `output[0]` the identity; waits.
+    ///
+    /// # Errors
+    /// See the module docs.
+    pub fn exclusive(&mut self, input: &DeviceBuffer<T>, output: &mut DeviceBuffer<T>) -> Result<(), Error> {
+        self.scan_and_wait(ScanKind::Exclusive, input, output)
+    }
+
+    /// The inclusive scan of `data`, written over it; waits.
+    ///
+    /// # Errors
+    /// See the module docs.
+    pub fn inclusive_in_place(&mut self, data: &mut DeviceBuffer<T>) -> Result<(), Error> {
+        self.scan_and_wait(ScanKind::Inclusive, data, data)
+    }
+
+    /// The exclusive scan of `data`, written over it; waits.
+    ///
+    /// # Errors
+    /// See the module docs.
+    pub fn exclusive_in_place(&mut self, data: &mut DeviceBuffer<T>) -> Result<(), Error> {
+        self.scan_and_wait(ScanKind::Exclusive, data, data)
+    }
+
+    fn scan_and_wait(
+        &mut self,
+        kind: ScanKind,
+        input: &DeviceBuffer<T>,
+        output: &DeviceBuffer<T>,
+    ) -> Result<(), Error> {
+        // SAFETY: both buffers are borrowed (the output mutably, or it is the input,
+        // borrowed mutably by the caller) until the stream is synchronised below.
+        unsafe { self.enqueue(None, kind, input, output)? };
+        let waited = self.stream.synchronize();
+        self.scratch.note_failure(&waited);
+        waited
+    }
+
+    /// Enqueues the scan of `input` into `output` on `stream` and returns without waiting.
+    /// `output` may be `input` (an in-place scan).
+    ///
+    /// # Safety
+    /// - Both buffers stay alive, and nothing else accesses them, until `stream` has run
+    ///   the launch.
+    /// - No launch of this scanner enqueued on another stream is still running (its
+    ///   scratch serves one launch at a time): one scanner per stream, or synchronise.
+    ///
+    /// # Errors
+    /// See the module docs.
+    pub unsafe fn scan_on(
+        &mut self,
+        stream: &Stream,
+        kind: ScanKind,
+        input: &DeviceBuffer<T>,
+        output: &DeviceBuffer<T>,
+    ) -> Result<(), Error> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.enqueue(Some(stream), kind, input, output) }
+    }
+
+    /// [`Scanner::scan_on`] on `stream`, or on this scanner's own stream.
+    ///
+    /// # Safety
+    /// As for [`Scanner::scan_on`].
+    unsafe fn enqueue(
+        &mut self,
+        stream: Option<&Stream>,
+        kind: ScanKind,
+        input: &DeviceBuffer<T>,
+        output: &DeviceBuffer<T>,
+    ) -> Result<(), Error> {
+        let stream = stream.unwrap_or(&self.stream);
+        let device = &self.scratch.device;
+        check_device(device, "scan", input.is_on(device) && output.is_on(device) && stream.is_on(device))?;
+        if output.len() != input.len() {
+            return Err(Error::MismatchedLengths {
+                operation: "scan",
+                what: "the output",
+                expected: input.len(),
+                actual: output.len(),
+            });
+        }
+        if input.is_empty() {
+            return Ok(());
+        }
+        let (config, tiles) =
+            launch_shape::<T>("scan", input.len(), self.options, lookback::shared_bytes::<T>())?;
+        let slots = self.scratch.prepare(tiles, stream, &self.stream)?;
+        let (mut input, mut output, mut len) =
+            (input.device_address(), output.device_address(), input.len() as u64);
+        let (mut status, mut counter, mut epoch) = (slots.status, slots.counter, slots.epoch);
+        let mut exclusive = (kind == ScanKind::Exclusive) as u32;
+        let args = kernel_args![input, output, len, status, counter, epoch, exclusive];
+        // SAFETY: scan(input, output, len, status, counter, epoch, exclusive): one block
+        // of BLOCK_THREADS per tile and the shared bytes it needs; both buffers hold `len`
+        // elements and are the same or distinct allocations (the caller keeps them alive
+        // and untouched); the status words cover `tiles` tiles, this scratch is used by no
+        // other launch (caller), the epoch is new and the counter 0 (reset by the last
+        // ticket, or re-zeroed after a failure).
+        let launched = unsafe { self.scratch.device.launch_raw_on(stream, &self.function, config, &args) };
+        self.scratch.note_failure(&launched);
+        launched
+    }
+}
+
+/// Selects or partitions device arrays of `T` by predicate `P` or by flags (module docs).
+pub struct Selector<T: Pod, P: Selection<T>> {
+    function: Function,
+    options: ScanOptions,
+    scratch: LookBackScratch,
+    /// The stream of the waiting calls.
+    stream: Stream,
+    predicate: P,
+    /// Where a waiting call's count lands.
+    count: DeviceBuffer<u64>,
+    element: PhantomData<fn(T)>,
+}
+
+impl<T: Pod, P: Selection<T>> std::fmt::Debug for Selector<T, P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Selector")
+            .field("type", &std::any::type_name::<T>())
+            .field("predicate", &std::any::type_name::<P>())
+            .field("device", &self.scratch.device)
+            .finish()
+    }
+}
+
+impl<T: Pod, P: Selection<T>> Selector<T, P> {
+    /// Loads the kernel and allocates the scratch, with the default options.
+    ///
+    /// # Errors
+    /// As for [`Scanner::new`].
+    pub fn new(device: &Device, predicate: P) -> Result<Self, Error> {
+        Self::with_options(device, predicate, ScanOptions::default())
+    }
+
+    /// As [`Selector::new`], with `options`.
+    ///
+    /// # Errors
+    /// As for [`Scanner::with_options`].
+    pub fn with_options(device: &Device, predicate: P, options: ScanOptions) -> Result<Self, Error> {
+        let options = options.check()?;
+        let kernel = P::kernel();
+        let function = device.load(&kernel.program)?.untyped_kernel(kernel.select)?;
+        Ok(Selector {
+            function,
+            options,
+            scratch: LookBackScratch::new(device, words_per_tile::<u64>())?,
+            stream: device.stream()?,
+            predicate,
+            count: device.alloc_zeroed(1)?,
+            element: PhantomData,
+        })
+    }
+
+    /// The predicate of later calls.
+    pub fn predicate(&self) -> P {
+        self.predicate
+    }
+
+    /// Changes the predicate of later calls.
+    pub fn set_predicate(&mut self, predicate: P) {
+        self.predicate = predicate;
+    }
+
+    /// Writes the elements the predicate keeps, in order, to the front of `output` and
+    /// returns their count; waits.
+    ///
+    /// # Errors
+    /// [`Error::OutputTooSmall`] when more were kept than `output` holds (the first
+    /// `output.len()` were written); see the module docs.
+    pub fn select(&mut self, input: &DeviceBuffer<T>, output: &mut DeviceBuffer<T>) -> Result<u64, Error> {
+        self.select_and_wait(SelectForm::Select, input, None, output)
+    }
+
+    /// As [`Selector::select`], keeping element `i` when `flags[i] != 0`.
+    ///
+    /// # Errors
+    /// As for [`Selector::select`]; [`Error::MismatchedLengths`] when `flags` is not as
+    /// long as `input`.
+    pub fn select_flagged(
+        &mut self,
+        input: &DeviceBuffer<T>,
+        flags: &DeviceBuffer<u8>,
+        output: &mut DeviceBuffer<T>,
+    ) -> Result<u64, Error> {
+        self.select_and_wait(SelectForm::Select, input, Some(flags), output)
+    }
+
+    /// Writes the kept elements in order to the front of `output` and the others to its
+    /// back in reverse order; returns the count kept; waits.
+    ///
+    /// # Errors
+    /// [`Error::MismatchedLengths`] when `output` is not as long as `input`.
+    pub fn partition(&mut self, input: &DeviceBuffer<T>, output: &mut DeviceBuffer<T>) -> Result<u64, Error> {
+        self.select_and_wait(SelectForm::Partition, input, None, output)
+    }
+
+    /// As [`Selector::partition`], keeping element `i` when `flags[i] != 0`.
+    ///
+    /// # Errors
+    /// As for [`Selector::partition`] and [`Selector::select_flagged`].
+    pub fn partition_flagged(
+        &mut self,
+        input: &DeviceBuffer<T>,
+        flags: &DeviceBuffer<u8>,
+        output: &mut DeviceBuffer<T>,
+    ) -> Result<u64, Error> {
+        self.select_and_wait(SelectForm::Partition, input, Some(flags), output)
+    }
+
+    fn select_and_wait(
+        &mut self,
+        form: SelectForm,
+        input: &DeviceBuffer<T>,
+        flags: Option<&DeviceBuffer<u8>>,
+        output: &mut DeviceBuffer<T>,
+    ) -> Result<u64, Error> {
+        // SAFETY: the buffers are borrowed until the stream is synchronised below; the
+        // count buffer is this selector's.
+        unsafe { self.enqueue(None, form, input, flags, output, None)? };
+        let waited = self.stream.synchronize();
+        self.scratch.note_failure(&waited);
+        waited?;
+        let selected = self.count.download()?[0];
+        if selected > output.len() as u64 {
+            return Err(Error::OutputTooSmall { operation: "select", selected, len: output.len() });
+        }
+        Ok(selected)
+    }
+
+    /// Enqueues a selection or partition of `input` (by `flags` when given, else by the
+    /// predicate) into `output` on `stream`, its count into `count[0]`, without waiting.
+    /// A selection whose count exceeds `output.len()` writes the first `output.len()`.
+    ///
+    /// # Safety
+    /// - The buffers stay alive, and nothing else accesses `output` and `count` (or writes
+    ///   `input` and `flags`), until `stream` has run the launch.
+    /// - As for [`Scanner::scan_on`]: one launch of this selector at a time.
+    ///
+    /// # Errors
+    /// [`Error::MismatchedLengths`] (flags, or a partition's output), a `count` buffer
+    /// that is empty ([`Error::Unsupported`]); see the module docs.
+    pub unsafe fn select_on(
+        &mut self,
+        stream: &Stream,
+        form: SelectForm,
+        input: &DeviceBuffer<T>,
+        flags: Option<&DeviceBuffer<u8>>,
+        output: &DeviceBuffer<T>,
+        count: &DeviceBuffer<u64>,
+    ) -> Result<(), Error> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.enqueue(Some(stream), form, input, flags, output, Some(count)) }
+    }
+
+    /// [`Selector::select_on`] on `stream` (or this selector's own) into `count` (or this
+    /// selector's own count buffer).
+    ///
+    /// # Safety
+    /// As for [`Selector::select_on`].
+    unsafe fn enqueue(
+        &mut self,
+        stream: Option<&Stream>,
+        form: SelectForm,
+        input: &DeviceBuffer<T>,
+        flags: Option<&DeviceBuffer<u8>>,
+        output: &DeviceBuffer<T>,
+        count: Option<&DeviceBuffer<u64>>,
+    ) -> Result<(), Error> {
+        let stream = stream.unwrap_or(&self.stream);
+        let count = count.unwrap_or(&self.count);
+        let operation = match form {
+            SelectForm::Select => "select",
+            SelectForm::Partition => "partition",
+        };
+        let device = &self.scratch.device;
+        let flags_on = flags.is_none_or(|f| f.is_on(device));
+        check_device(
+            device,
+            operation,
+            input.is_on(device)
+                && output.is_on(device)
+                && count.is_on(device)
+                && stream.is_on(device)
+                && flags_on,
+        )?;
+        if count.is_empty() {
+            return Err(Error::unsupported(format!("{operation}: an empty count buffer")));
+        }
+        if let Some(flags) = flags {
+            if flags.len() != input.len() {
+                return Err(Error::MismatchedLengths {
+                    operation,
+                    what: "the flags buffer",
+                    expected: input.len(),
+                    actual: flags.len(),
+                });
+            }
+        }
+        if form == SelectForm::Partition && output.len() != input.len() {
+            return Err(Error::MismatchedLengths {
+                operation,
+                what: "the output",
+                expected: input.len(),
+                actual: output.len(),
+            });
+        }
+        // An empty input still gets one block, which writes the count 0.
+        let (config, tiles) =
+            launch_shape::<T>(operation, input.len(), self.options, lookback::shared_bytes::<u64>())?;
+        let slots = self.scratch.prepare(tiles, stream, &self.stream)?;
+        let mut form_bits = match form {
+            SelectForm::Select => 0,
+            SelectForm::Partition => kernel_select::PARTITION,
+        };
+        // A flagged launch without flags never happens; the unflagged one gets the input's
+        // (never read) address, not a null one.
+        let mut flags_address = match flags {
+            Some(flags) => {
+                form_bits |= kernel_select::FLAGGED;
+                flags.device_address()
+            }
+            None => input.device_address(),
+        };
+        let (mut input_address, mut len) = (input.device_address(), input.len() as u64);
+        let (mut output_address, mut output_len) = (output.device_address(), output.len() as u64);
+        let mut selected = count.device_address();
+        let (mut status, mut counter, mut epoch) = (slots.status, slots.counter, slots.epoch);
+        let mut predicate = self.predicate;
+        let args = kernel_args![
+            input_address,
+            flags_address,
+            len,
+            output_address,
+            output_len,
+            selected,
+            status,
+            counter,
+            epoch,
+            form_bits,
+            predicate
+        ];
+        // SAFETY: select(input, flags, len, output, output_len, selected, status, counter,
+        // epoch, form, predicate): one block per tile; `input` (and `flags` when flagged)
+        // hold `len` elements, `output` `output_len`, `count` one, all alive and untouched
+        // until the stream has run the launch (caller); the output is a buffer of its own
+        // (`&mut` or the caller's contract); status words, counter and epoch as for the scan.
+        let launched = unsafe { self.scratch.device.launch_raw_on(stream, &self.function, config, &args) };
+        self.scratch.note_failure(&launched);
+        launched
+    }
+}

@@ -1,0 +1,75 @@
+//! The device-wide scan kernel: one launch, one tile per block, decoupled look-back
+//! ([`super::lookback`]) between the tiles.
+//!
+//! Per block: take a tile ([`lookback::take_tile`]); load the thread's `ITEMS` elements
+//! ([`tile::load`]); fold them in order; get the thread's device-wide exclusive prefix
+//! from [`lookback::block_prefix`] (which publishes the tile's aggregate and looks back);
+//! rescan the items from that prefix in registers and write them ([`tile::store`]).
+//!
+//! Each element is read once and written once, and the input may be the output (an
+//! in-place scan): a thread reads its elements before it writes them, and no other thread
+//! touches them.
+
+use bytemuck::Pod;
+
+use super::lookback::{self, TileStatus};
+use super::tile;
+use crate::op::Operator;
+use crate::thread;
+
+/// The block size the host launches scans and selections with (any multiple of 32 up to
+/// 1024 works).
+pub const BLOCK_THREADS: u32 = 256;
+
+/// Elements one tile covers for `T` with `threads` per block.
+pub const fn tile_elements<T>(threads: u32) -> u64 {
+    threads as u64 * tile::items_per_thread::<T>() as u64
+}
+
+/// Inclusive (`exclusive == false`) or exclusive scan of `input[..len]` into
+/// `output[..len]` with `op`, in element order; for the exclusive scan `output[0]` is the
+/// identity. `ITEMS` must be [`tile::items_per_thread`]`::<T>()` (the host sizes the grid
+/// by it).
+///
+/// # Safety
+/// - Launched with `ceil(len / (threads * ITEMS))` blocks (at least 1, at most 2^32) of a
+///   multiple of 32 threads, at most 1024, and [`lookback::shared_bytes`]`::<T>()` bytes
+///   of dynamic shared memory; every thread runs this once.
+/// - `input` is valid for reads and `output` for writes of `len` elements, aligned for
+///   `T`; they are the same buffer or do not overlap; nothing else accesses them during
+///   the launch.
+/// - `status` is as [`TileStatus`] and [`lookback::TaggedStatus::new`] require, for that
+///   many tiles; `counter` as for [`lookback::take_tile`].
+#[inline(always)]
+pub unsafe fn scan<T: Pod, Op: Operator<T>, S: TileStatus<T>, const ITEMS: usize>(
+    input: *const T,
+    output: *mut T,
+    len: u64,
+    status: S,
+    counter: *mut u32,
+    exclusive: bool,
+    op: Op,
+) {
+    let (ticket, scratch) = lookback::scratch::<T>();
+    let tile_len = thread::block_threads() as u64 * ITEMS as u64;
+    // SAFETY: forwarded from the caller: one block per tile, every thread here once.
+    let tile = unsafe { lookback::take_tile(counter, len.div_ceil(tile_len), ticket) };
+    let first = tile * tile_len + thread::linear_thread_idx() as u64 * ITEMS as u64;
+    // SAFETY: the input holds `len` elements; this thread alone touches its run.
+    let mut items: [T; ITEMS] = unsafe { tile::load(input, first, len, op.identity()) };
+    let mut total = op.identity();
+    for item in &items {
+        total = op.combine(total, *item);
+    }
+    // SAFETY: forwarded from the caller; every thread of the block is here.
+    let (mut running, _) = unsafe { lookback::block_prefix(scratch, status, tile, total, op) };
+    for item in items.iter_mut() {
+        let value = *item;
+        let next = op.combine(running, value);
+        *item = if exclusive { running } else { next };
+        running = next;
+    }
+    // SAFETY: the output holds `len` elements; this thread alone touches its run, which it
+    // has finished reading.
+    unsafe { tile::store(output, first, len, &items) };
+}

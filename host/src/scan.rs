@@ -101,7 +101,7 @@ use std::marker::PhantomData;
 use bytemuck::Pod;
 use warpsafe::op::{Max, Min, Operator, Sum};
 use warpsafe::scan::device as kernel_scan;
-use warpsafe::scan::lookback::{self, words_per_tile, MAX_EPOCH};
+use warpsafe::scan::lookback::{status_words, MAX_EPOCH};
 use warpsafe::scan::select::{self as kernel_select, GreaterThan, LessThan, Predicate};
 
 use crate::{kernel_args, ptx, Device, DeviceBuffer, Error, Function, LaunchConfig, Program, Stream};
@@ -127,7 +127,7 @@ pub enum SelectForm {
 /// Launch settings of a [`Scanner`] or [`Selector`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScanOptions {
-    /// Threads per block: a multiple of 32 from 32 to 1024 (256 by default). With the
+    /// Threads per block: a multiple of 32 from 32 to 512 (256 by default). With the
     /// element type it fixes the tile length, and so the order in which floats are
     /// combined: results are bit-identical between runs with the same options.
     pub block_threads: u32,
@@ -142,11 +142,11 @@ impl Default for ScanOptions {
 impl ScanOptions {
     /// Refuses a block size the kernels cannot run with.
     fn check(self) -> Result<ScanOptions, Error> {
-        if self.block_threads.is_multiple_of(32) && (32..=1024).contains(&self.block_threads) {
+        if self.block_threads.is_multiple_of(32) && (32..=512).contains(&self.block_threads) {
             Ok(self)
         } else {
             Err(Error::unsupported(format!(
-                "{} threads per block for a scan or selection: a multiple of 32 from 32 to 1024",
+                "{} threads per block for a scan or selection: a multiple of 32 from 32 to 512 (the tile's staging in shared memory takes 64 bytes per thread)",
                 self.block_threads
             )))
         }
@@ -232,9 +232,10 @@ builtin_selections! {
 /// self-resetting tile counter.
 struct LookBackScratch {
     device: Device,
-    /// `words` 64-bit status words per tile, for the most tiles seen so far.
+    /// Status words for the most tiles seen so far.
     status: DeviceBuffer<u64>,
-    words: usize,
+    /// The status words `tiles` tiles need (`warpsafe::scan::lookback::status_words`).
+    words_for: fn(u64) -> u64,
     /// The tile ticket counter: 0 between launches.
     counter: DeviceBuffer<u32>,
     /// The epoch of the last launch: each launch takes the next, never 0.
@@ -252,11 +253,11 @@ struct Slots {
 }
 
 impl LookBackScratch {
-    fn new(device: &Device, words: usize) -> Result<LookBackScratch, Error> {
+    fn new(device: &Device, words_for: fn(u64) -> u64) -> Result<LookBackScratch, Error> {
         Ok(LookBackScratch {
             device: device.clone(),
-            status: device.alloc_zeroed(words)?,
-            words,
+            status: device.alloc_zeroed(words_for(1) as usize)?,
+            words_for,
             counter: device.alloc_zeroed(1)?,
             epoch: Cell::new(0),
             dirty: Cell::new(false),
@@ -267,7 +268,7 @@ impl LookBackScratch {
     /// `stream`. Growing the words or zeroing them first waits for `stream` and the
     /// owner's own stream `own` (an earlier launch may still use them).
     fn prepare(&mut self, tiles: u64, stream: &Stream, own: &Stream) -> Result<Slots, Error> {
-        let needed = usize::try_from(tiles).ok().and_then(|t| t.checked_mul(self.words));
+        let needed = usize::try_from((self.words_for)(tiles)).ok();
         let Some(needed) = needed else {
             return Err(Error::unsupported("look-back status words beyond the address space"));
         };
@@ -381,7 +382,7 @@ impl<T: Pod, O: Scan<T>> Scanner<T, O> {
         Ok(Scanner {
             function,
             options,
-            scratch: LookBackScratch::new(device, words_per_tile::<T>())?,
+            scratch: LookBackScratch::new(device, status_words::<T>)?,
             stream: device.stream()?,
             operator: PhantomData,
         })
@@ -486,7 +487,7 @@ impl<T: Pod, O: Scan<T>> Scanner<T, O> {
             return Ok(());
         }
         let (config, tiles) =
-            launch_shape::<T>("scan", input.len(), self.options, lookback::shared_bytes::<T>())?;
+            launch_shape::<T>("scan", input.len(), self.options, kernel_scan::shared_bytes::<T>(self.options.block_threads))?;
         let slots = self.scratch.prepare(tiles, stream, &self.stream)?;
         let (mut input, mut output, mut len) =
             (input.device_address(), output.device_address(), input.len() as u64);
@@ -548,7 +549,7 @@ impl<T: Pod, P: Selection<T>> Selector<T, P> {
         Ok(Selector {
             function,
             options,
-            scratch: LookBackScratch::new(device, words_per_tile::<u64>())?,
+            scratch: LookBackScratch::new(device, status_words::<u64>)?,
             stream: device.stream()?,
             predicate,
             count: device.alloc_zeroed(1)?,
@@ -711,7 +712,7 @@ impl<T: Pod, P: Selection<T>> Selector<T, P> {
         }
         // An empty input still gets one block, which writes the count 0.
         let (config, tiles) =
-            launch_shape::<T>(operation, input.len(), self.options, lookback::shared_bytes::<u64>())?;
+            launch_shape::<T>(operation, input.len(), self.options, kernel_select::shared_bytes::<T>(self.options.block_threads))?;
         let slots = self.scratch.prepare(tiles, stream, &self.stream)?;
         let mut form_bits = match form {
             SelectForm::Select => 0,

@@ -34,7 +34,13 @@ const SEEDS: std::ops::Range<u64> = 0..4;
 /// An emulator with `seed` and room for 16 blocks at once, so that look-back meets tiles in
 /// every state.
 fn emulator(seed: u64) -> Device {
-    Device::emulator_with(Options { seed, max_resident_blocks: 16, ..Options::default() })
+    emulator_holding(seed, 16)
+}
+
+/// An emulator with `seed` and room for `blocks` blocks at once: one block at a time, every
+/// tile finds all earlier ones finished; many, it meets them in every state.
+fn emulator_holding(seed: u64, blocks: u32) -> Device {
+    Device::emulator_with(Options { seed, max_resident_blocks: blocks, ..Options::default() })
 }
 
 /// Lengths around a tile of `tile` elements and around windows of 32 tiles.
@@ -270,10 +276,13 @@ fn float_scans_are_bit_identical_across_runs_schedules_and_backends() {
     // Values with many significant bits, so that any change of association shows.
     let mut rng = StdRng::seed_from_u64(5);
     let data: Vec<f32> = (0..(40 * 512 + 3)).map(|_| rng.gen_range(-1.0f32..1.0) * 1e3).collect();
-    let reference = float_sums(&emulator(0), &data, SMALL_TILES, 1).remove(0);
+    // One block at a time: every look-back finds its predecessors finished.
+    let reference = float_sums(&emulator_holding(0, 1), &data, SMALL_TILES, 1).remove(0);
     for seed in SEEDS {
-        for run in float_sums(&emulator(seed), &data, SMALL_TILES, 2) {
-            assert!(run == reference, "emulator seed {seed} gave other bits");
+        for blocks in [2, 5, 16, 64] {
+            for run in float_sums(&emulator_holding(seed, blocks), &data, SMALL_TILES, 2) {
+                assert!(run == reference, "emulator seed {seed}, {blocks} blocks resident: other bits");
+            }
         }
     }
     for device in test_devices("float_determinism").into_iter().filter(on_gpu) {
@@ -429,14 +438,15 @@ fn run_flag_scan(
     let tiles = n.div_ceil(tile) as u64;
     let input: Vec<u32> = (0..n as u32).collect();
     let mut output = vec![0u32; n];
-    let mut values = vec![0u32; 2 * tiles as usize];
-    let mut flags = vec![0u32; tiles as usize];
+    let slots = warpsafe::scan::lookback::status_words::<u32>(tiles);
+    let mut values = vec![0u32; slots as usize];
+    let mut flags = vec![0u32; slots as usize];
     let mut counter = 0u32;
     let (mut pi, mut po, mut len) = (input.as_ptr(), output.as_mut_ptr(), n as u64);
-    let (mut pv, mut tiles_arg, mut pf, mut pc, mut epoch) =
-        (values.as_mut_ptr(), tiles, flags.as_mut_ptr(), &mut counter as *mut u32, 1u32);
+    let (mut pv, mut slots_arg, mut pf, mut pc, mut epoch) =
+        (values.as_mut_ptr(), slots, flags.as_mut_ptr(), &mut counter as *mut u32, 1u32);
     let config = warpsafe::emu::LaunchConfig {
-        shared_mem_bytes: warpsafe::scan::lookback::shared_bytes::<u32>() as u32,
+        shared_mem_bytes: warpsafe::scan::device::shared_bytes::<u32>(32) as u32,
         ..warpsafe::emu::LaunchConfig::linear(tiles as u32, 32)
     };
     let options = Options { seed, max_resident_blocks: 16, ..Options::default() };
@@ -445,7 +455,7 @@ fn run_flag_scan(
         arg(&mut po),
         arg(&mut len),
         arg(&mut pv),
-        arg(&mut tiles_arg),
+        arg(&mut slots_arg),
         arg(&mut pf),
         arg(&mut pc),
         arg(&mut epoch),

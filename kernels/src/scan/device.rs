@@ -1,29 +1,44 @@
 //! The device-wide scan kernel: one launch, one tile per block, decoupled look-back
 //! ([`super::lookback`]) between the tiles.
 //!
-//! Per block: take a tile ([`lookback::take_tile`]); load the thread's `ITEMS` elements
-//! ([`tile::load`]); fold them in order; get the thread's device-wide exclusive prefix
-//! from [`lookback::block_prefix`] (which publishes the tile's aggregate and looks back);
-//! rescan the items from that prefix in registers and write them ([`tile::store`]).
+//! Per block: take a tile ([`lookback::take_tile`]); each warp stages its segment and
+//! each thread gets its run of `ITEMS` elements ([`tile::load`]); fold the run in order;
+//! get the thread's device-wide exclusive prefix from [`lookback::block_prefix`] (which
+//! publishes the tile's aggregate and looks back); read the run again from the staging,
+//! rescan it from that prefix and write it ([`tile::store`]).
 //!
 //! Each element is read once and written once, and the input may be the output (an
-//! in-place scan): a thread reads its elements before it writes them, and no other thread
-//! touches them.
+//! in-place scan): a warp reads its segment before it writes it, and no other warp
+//! touches it.
 
 use bytemuck::Pod;
 
 use super::lookback::{self, TileStatus};
-use super::tile;
+use super::tile::{self, Stage};
+use crate::arch::WARP_SIZE;
 use crate::op::Operator;
 use crate::thread;
 
 /// The block size the host launches scans and selections with (any multiple of 32 up to
-/// 1024 works).
+/// 512 works).
 pub const BLOCK_THREADS: u32 = 256;
 
 /// Elements one tile covers for `T` with `threads` per block.
 pub const fn tile_elements<T>(threads: u32) -> u64 {
     threads as u64 * tile::items_per_thread::<T>() as u64
+}
+
+/// Bytes of dynamic shared memory a scan over `T` needs with `threads` per block: the
+/// look-back's, then the tile's staging.
+pub const fn shared_bytes<T>(threads: u32) -> usize {
+    lookback::prefix_bytes::<T>() + tile::staging_bytes::<T>(threads)
+}
+
+/// Where the calling warp's segment of tile `tile` starts, for tiles of `ITEMS` per thread.
+#[inline(always)]
+pub(super) fn segment_start<const ITEMS: usize>(tile: u64) -> u64 {
+    let tile_len = thread::block_threads() as u64 * ITEMS as u64;
+    tile * tile_len + thread::warp_idx() as u64 * (WARP_SIZE as u64 * ITEMS as u64)
 }
 
 /// Inclusive (`exclusive == false`) or exclusive scan of `input[..len]` into
@@ -33,8 +48,8 @@ pub const fn tile_elements<T>(threads: u32) -> u64 {
 ///
 /// # Safety
 /// - Launched with `ceil(len / (threads * ITEMS))` blocks (at least 1, at most 2^32) of a
-///   multiple of 32 threads, at most 1024, and [`lookback::shared_bytes`]`::<T>()` bytes
-///   of dynamic shared memory; every thread runs this once.
+///   multiple of 32 threads, at most 1024, and [`shared_bytes`]`::<T>(threads)` bytes of
+///   dynamic shared memory; every thread runs this once.
 /// - `input` is valid for reads and `output` for writes of `len` elements, aligned for
 ///   `T`; they are the same buffer or do not overlap; nothing else accesses them during
 ///   the launch.
@@ -51,25 +66,32 @@ pub unsafe fn scan<T: Pod, Op: Operator<T>, S: TileStatus<T>, const ITEMS: usize
     op: Op,
 ) {
     let (ticket, scratch) = lookback::scratch::<T>();
+    let stage = Stage::<T>::of_warp::<ITEMS>(lookback::prefix_bytes::<T>());
     let tile_len = thread::block_threads() as u64 * ITEMS as u64;
     // SAFETY: forwarded from the caller: one block per tile, every thread here once.
     let tile = unsafe { lookback::take_tile(counter, len.div_ceil(tile_len), ticket) };
-    let first = tile * tile_len + thread::linear_thread_idx() as u64 * ITEMS as u64;
-    // SAFETY: the input holds `len` elements; this thread alone touches its run.
-    let mut items: [T; ITEMS] = unsafe { tile::load(input, first, len, op.identity()) };
+    let first = segment_start::<ITEMS>(tile);
+    // SAFETY: every lane of the (full) warp, the warp's stage; the input holds `len`
+    // elements and only this warp touches this segment.
+    let items: [T; ITEMS] = unsafe { tile::load(input, first, len, op.identity(), stage) };
     let mut total = op.identity();
     for item in &items {
         total = op.combine(total, *item);
     }
     // SAFETY: forwarded from the caller; every thread of the block is here.
     let (mut running, _) = unsafe { lookback::block_prefix(scratch, status, tile, total, op) };
+    // The run again, from the staging (so it was not held in registers during the
+    // look-back).
+    // SAFETY: the lane's own run, written before `load`'s warp barrier; nothing has
+    // rewritten it.
+    let mut items: [T; ITEMS] = unsafe { stage.read_run() };
     for item in items.iter_mut() {
         let value = *item;
         let next = op.combine(running, value);
         *item = if exclusive { running } else { next };
         running = next;
     }
-    // SAFETY: the output holds `len` elements; this thread alone touches its run, which it
-    // has finished reading.
-    unsafe { tile::store(output, first, len, &items) };
+    // SAFETY: every lane of the warp, its stage; the output holds `len` elements, only this
+    // warp touches this segment, and the warp has finished reading it.
+    unsafe { tile::store(output, first, len, &items, stage) };
 }

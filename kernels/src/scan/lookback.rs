@@ -10,10 +10,14 @@
 //! it is back at 0 when the launch ends: no reset between launches.
 //!
 //! # What a tile publishes
-//! Each tile has a status slot ([`TileStatus`]). Tile `t` first publishes its *aggregate*
-//! `A(t)`, the combination of its elements. Tiles are grouped in aligned *windows* of 32;
-//! the last tile of a window also publishes, once it knows it, its *inclusive prefix*
-//! `E(w)`: the combination of every element up to the end of window `w`.
+//! Tiles are grouped in aligned *windows* of 32. Every window `w` has 34 status slots
+//! ([`TileStatus`], [`Slot`]), each written by exactly one tile:
+//! - `A(t)`, the *aggregate* of tile `t` (the combination of its elements), published by
+//!   tile `t` as soon as it is reduced;
+//! - the window's *total* `T(w)`, published by its last tile once it has read the other 31
+//!   aggregates (before its own look-back);
+//! - the window's *base* `E(w - 1)` (the combination of every element before the window),
+//!   published by its first tile once its look-back has found it.
 //!
 //! # The canonical order of combination
 //! For an operator that is not exactly associative (a float sum) the look-back must not
@@ -21,44 +25,46 @@
 //! result would change from run to run. Every prefix is therefore defined by one fixed
 //! expression, whichever tile computes it:
 //! - `P_w(j)`: the inclusive scan of the aggregates of window `w` at lane `j`, by the warp
-//!   scan [`warp::inclusive_scan_full`] (a fixed tree of shuffles);
-//! - `E(-1)` = the identity, `E(w) = E(w - 1) ⊕ P_w(31)`;
+//!   scan [`warp::inclusive_scan_full`] (a fixed tree of shuffles; lane `j`'s result
+//!   depends only on lanes `0..=j`), and `T(w) = P_w(31)`;
+//! - `E(-1)` = the identity, `E(w) = E(w - 1) ⊕ T(w)`;
 //! - the exclusive prefix of tile `t = 32 w + j` is `E(w - 1) ⊕ P_w(j - 1)` (or `E(w - 1)`
 //!   for `j = 0`).
 //!
 //! # The look-back
-//! Warp 0 of tile `t = 32 w + j` reads, in one round of loads, the aggregates of the
-//! tiles before it in its own window (lane `l < j` reads tile `32 w + l`) and the status
-//! of window `w - 1` (lane `l` reads tile `32 (w - 1) + l`), polling each slot until it is
-//! published. If the window's last tile has published `E(w - 1)`, that is the base. If not,
-//! every tile of that window has published its aggregate, so the warp computes
-//! `P_{w-1}(31)` by the same scan, keeps it, and goes one window further back; when it
-//! finds a published `E(k)` (or reaches the first window) it combines the kept window
-//! totals forward in order: `E(w - 1) = (E(k) ⊕ P_{k+1}(31)) ⊕ ... ⊕ P_{w-1}(31)`, exactly
-//! the canonical expression. At most 32 window totals are kept (one per lane); a tile that
-//! would need more waits for the window end it reached to publish instead (it will: that
-//! tile's block is running and depends only on earlier tiles).
+//! Warp 0 of tile `t = 32 w + j` issues one round of loads, all in flight together: the
+//! aggregates of the tiles before it in its window (lane `l < j`), the aggregates of
+//! window `w - 1` (lane `l`), the bases of windows `w - l` and the totals of windows
+//! `w - 1 - l` (lane `l`: 32 windows, 1024 tiles, within one round trip). It polls only
+//! for aggregates, which every running block publishes early, and computes `P_w(j)`. Then:
+//! - if its window's base is published (its first tile has finished), that is `E(w - 1)`;
+//! - otherwise it takes `T(w - 1)` (published, or the scan of window `w - 1`'s aggregates:
+//!   the same bits), finds the newest window `w - l` whose base is published with every
+//!   total between it and `w - 1` published too, and folds left to right:
+//!   `E(w - 1) = ((E(w - l - 1) ⊕ T(w - l)) ⊕ ...) ⊕ T(w - 1)`, exactly the canonical
+//!   expression;
+//! - if there is none yet, it reads the bases and totals again (some tile of every earlier
+//!   window is running and depends only on earlier tiles, so they arrive).
 //!
-//! So for a given input, element type, operator and tile length the result is the same
-//! bits on every run, on every GPU and on the emulator. Operators need not commute: every
+//! For a given input, element type, operator and tile length the result is the same bits
+//! on every run, on every GPU and on the emulator. Operators need not commute: every
 //! combination keeps the earlier elements on the left.
 //!
 //! # Status words and memory order
-//! [`TaggedStatus`] stores a value of `T` as [`words_per_tile`]`::<T>()` 64-bit words, each
-//! holding 32 bits of the value in its low half and a *tag* in its high half:
-//! `epoch << 1 | inclusive`. Each word is written by one `st.relaxed.gpu.b64` and read by
-//! one `ld.relaxed.gpu.b64`; aligned 64-bit accesses are single-copy atomic, so a reader
-//! sees a word's tag and value bits from the same store. A reader accepts a value only when
-//! every word carries the current launch's epoch and the same status, and each (tile,
-//! status) pair is published exactly once per launch, so all the words it accepts come
-//! from one publication: the value is exactly the one published. Nothing but the status
-//! words themselves is communicated through them, so no release or acquire fence is
-//! needed (and none is paid on the critical path); every access to them is a
-//! device-scope atomic, so the PTX memory model (and the emulator's race check) sees no
-//! data race. Words left by earlier launches carry an older epoch and read as
-//! unpublished, which is what lets the same scratch serve launch after launch without
-//! being cleared; the host gives every launch a new epoch and zeroes the scratch before
-//! the epochs wrap ([`MAX_EPOCH`]).
+//! [`TaggedStatus`] stores a value of `T` as one 64-bit word per 32 bits of `T`, each
+//! holding 32 bits of the value in its low half and the launch's *epoch* in its high half.
+//! Each word is written by one `st.relaxed.gpu.b64` and read by one `ld.relaxed.gpu.b64`;
+//! aligned 64-bit accesses are single-copy atomic, so a reader sees a word's epoch and
+//! value bits from the same store. A reader accepts a value only when every word carries
+//! the current launch's epoch, and each slot is written exactly once per launch, by one
+//! thread, so all the words it accepts come from one publication: the value is exactly
+//! the one published. Nothing but the status words themselves is communicated through
+//! them, so no release or acquire fence is needed (and none is paid on the critical
+//! path); every access to them is a device-scope atomic, so the PTX memory model (and the
+//! emulator's race check) sees no data race. Words left by earlier launches carry an older
+//! epoch and read as unpublished, which is what lets the same scratch serve launch after
+//! launch without being cleared; the host gives every launch a new epoch and zeroes the
+//! scratch before the epochs wrap ([`MAX_EPOCH`]).
 //!
 //! Reentrancy: two launches in flight at once must not share status words or a counter.
 
@@ -75,52 +81,82 @@ use crate::shared::{self, SharedSlice};
 use crate::thread;
 use crate::warp as raw;
 
-/// The largest epoch a launch may use: tags keep one bit for the status.
-pub const MAX_EPOCH: u32 = u32::MAX >> 1;
+/// The largest epoch a launch may use (0 means unpublished).
+pub const MAX_EPOCH: u32 = u32::MAX;
 
 /// Tiles per window: one per lane of the looking-back warp.
 const WINDOW: u64 = WARP_SIZE as u64;
 
-/// What a tile's status slot holds when read.
-#[derive(Clone, Copy, Debug)]
-pub enum Published<T> {
-    /// Nothing of this launch yet.
-    Nothing,
-    /// The tile's aggregate.
-    Aggregate(T),
-    /// The inclusive prefix up to the end of the tile (published by the last tile of a
-    /// window only).
-    Inclusive(T),
+/// A status slot: one of the 34 of a window (module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot {
+    /// The window.
+    pub window: u64,
+    /// 0 to 31: the aggregate of tile `32 * window + index`; [`Slot::BASE`]: the window's
+    /// base; [`Slot::TOTAL`]: its total.
+    pub index: u32,
 }
 
-/// Per-tile status slots: where tiles publish their aggregates and inclusive prefixes.
+impl Slot {
+    /// The index of a window's base.
+    pub const BASE: u32 = 32;
+    /// The index of a window's total.
+    pub const TOTAL: u32 = 33;
+    /// Slots per window.
+    pub const PER_WINDOW: u64 = 34;
+
+    /// Tile `tile`'s aggregate.
+    #[inline(always)]
+    pub fn aggregate(tile: u64) -> Slot {
+        Slot { window: tile / WINDOW, index: (tile % WINDOW) as u32 }
+    }
+
+    /// Window `window`'s base.
+    #[inline(always)]
+    pub fn base(window: u64) -> Slot {
+        Slot { window, index: Slot::BASE }
+    }
+
+    /// Window `window`'s total.
+    #[inline(always)]
+    pub fn total(window: u64) -> Slot {
+        Slot { window, index: Slot::TOTAL }
+    }
+
+    /// The slot's position among all slots.
+    #[inline(always)]
+    pub fn position(self) -> usize {
+        (self.window * Slot::PER_WINDOW + self.index as u64) as usize
+    }
+}
+
+/// The status slots of a launch: where tiles publish aggregates, window totals and
+/// window bases.
 ///
 /// # Safety
-/// An implementation guarantees that [`TileStatus::read`] of a tile returns
-/// `Aggregate(v)` / `Inclusive(v)` only for a `v` that [`TileStatus::publish`] published
-/// for that tile and status in the same launch, and that a published status is eventually
-/// read. The look-back relies on nothing else: it passes no other memory between blocks.
-/// ([`TaggedStatus`] is warpsafe's; the trait is public so that the emulator's tests can
-/// plant broken protocols, such as a flag published before its value.)
+/// An implementation guarantees that [`TileStatus::read`] of a slot returns `Some(v)` only
+/// for a `v` that [`TileStatus::publish`] published there in the same launch, and that a
+/// published value is eventually read. The look-back relies on nothing else: it passes no
+/// other memory between blocks. ([`TaggedStatus`] is warpsafe's; the trait is public so
+/// that the emulator's tests can plant broken protocols, such as a flag published before
+/// its value.)
 pub unsafe trait TileStatus<T: Pod>: Copy {
-    /// Publishes `value` as tile `tile`'s aggregate (`inclusive == false`) or inclusive
-    /// prefix.
+    /// Publishes `value` in `slot`.
     ///
     /// # Safety
-    /// `tile` is a tile of the launch; each (tile, status) is published once per launch,
+    /// `slot` belongs to a window of the launch; each slot is published once per launch,
     /// by one thread.
-    unsafe fn publish(self, tile: u64, value: T, inclusive: bool);
+    unsafe fn publish(self, slot: Slot, value: T);
 
-    /// Reads tile `tile`'s status once, without waiting.
+    /// Reads `slot` once, without waiting.
     ///
     /// # Safety
-    /// `tile` is a tile of the launch.
-    unsafe fn read(self, tile: u64) -> Published<T>;
+    /// `slot` belongs to a window of the launch.
+    unsafe fn read(self, slot: Slot) -> Option<T>;
 }
 
-/// 64-bit status words per tile that [`TaggedStatus`] uses for `T`: one per 32 bits of
-/// `T` (at least one).
-pub const fn words_per_tile<T>() -> usize {
+/// 64-bit words per value of `T` in [`TaggedStatus`]: one per 32 bits (at least one).
+const fn words_per_value<T>() -> usize {
     let words = size_of::<T>().div_ceil(4);
     if words == 0 {
         1
@@ -129,8 +165,14 @@ pub const fn words_per_tile<T>() -> usize {
     }
 }
 
-/// warpsafe's status slots: every 32 bits of the value beside an epoch-and-status tag in
-/// one 64-bit word (module docs).
+/// 64-bit status words that [`TaggedStatus`] uses for `tiles` tiles of `T`: 34 slots per
+/// window of 32 tiles, one word per 32 bits of `T` each.
+pub const fn status_words<T>(tiles: u64) -> u64 {
+    tiles.div_ceil(WINDOW) * Slot::PER_WINDOW * words_per_value::<T>() as u64
+}
+
+/// warpsafe's status slots: every 32 bits of a value beside the launch's epoch in one
+/// 64-bit word (module docs).
 #[derive(Clone, Copy, Debug)]
 pub struct TaggedStatus {
     words: *mut u64,
@@ -141,61 +183,53 @@ impl TaggedStatus {
     /// The slots at `words` for a launch with epoch `epoch`.
     ///
     /// # Safety
-    /// - `words` holds [`words_per_tile`]`::<T>()` 8-byte aligned `u64`s of global memory
-    ///   per tile of the launch, accessed only by this launch (atomically) while it runs;
-    /// - `epoch` is in `1..=MAX_EPOCH` and no word holds a tag with this epoch written
-    ///   before the launch (each launch a new epoch; zeroed words before the epochs wrap).
+    /// - `words` holds [`status_words`]`::<T>(tiles)` 8-byte aligned `u64`s of global
+    ///   memory for the launch's `tiles`, accessed only by this launch (atomically) while it
+    ///   runs;
+    /// - `epoch` is not 0 and no word holds this epoch from before the launch (each launch
+    ///   a new epoch; zeroed words before the epochs wrap).
     #[inline(always)]
     pub unsafe fn new(words: *mut u64, epoch: u32) -> TaggedStatus {
         TaggedStatus { words, epoch }
     }
 
-    /// The atomic view of word `w` of tile `tile`.
+    /// The atomic view of word `w` of `slot`.
     #[inline(always)]
-    fn word<T>(self, tile: u64, w: usize) -> &'static DeviceAtomicU64 {
-        // SAFETY: `new`'s contract: the tile's words exist, are aligned, and are accessed
+    fn word<T>(self, slot: Slot, w: usize) -> &'static DeviceAtomicU64 {
+        // SAFETY: `new`'s contract: the slot's words exist, are aligned, and are accessed
         // only atomically, by threads of this GPU, during the launch.
-        unsafe { DeviceAtomicU64::from_ptr(self.words.add(tile as usize * words_per_tile::<T>() + w)) }
+        unsafe { DeviceAtomicU64::from_ptr(self.words.add(slot.position() * words_per_value::<T>() + w)) }
     }
 }
 
-// SAFETY: a value is accepted only when all its words carry the same tag of this epoch;
-// each tag is written once per tile and launch, by single-copy-atomic 64-bit stores (see
-// the module docs). No ordering of other memory is promised.
+// SAFETY: a value is accepted only when all its words carry this launch's epoch; each
+// slot is written once per launch, by single-copy-atomic 64-bit stores (see the module
+// docs). No ordering of other memory is promised.
 unsafe impl<T: Pod> TileStatus<T> for TaggedStatus {
     #[inline(always)]
-    unsafe fn publish(self, tile: u64, value: T, inclusive: bool) {
-        let tag = ((self.epoch << 1) | inclusive as u32) as u64;
+    unsafe fn publish(self, slot: Slot, value: T) {
         let bytes = bytemuck::bytes_of(&value);
-        for w in 0..words_per_tile::<T>() {
+        for w in 0..words_per_value::<T>() {
             let mut word = [0u8; 4];
             let (start, end) = ((4 * w).min(bytes.len()), (4 * w + 4).min(bytes.len()));
             word[..end - start].copy_from_slice(&bytes[start..end]);
-            self.word::<T>(tile, w).store(tag << 32 | u32::from_ne_bytes(word) as u64, Relaxed);
+            let tagged = (self.epoch as u64) << 32 | u32::from_ne_bytes(word) as u64;
+            self.word::<T>(slot, w).store(tagged, Relaxed);
         }
     }
 
     #[inline(always)]
-    unsafe fn read(self, tile: u64) -> Published<T> {
+    unsafe fn read(self, slot: Slot) -> Option<T> {
         let mut value = T::zeroed();
         let bytes = bytemuck::bytes_of_mut(&mut value);
-        let mut first_tag = 0;
-        let mut same = true;
-        for w in 0..words_per_tile::<T>() {
-            let word = self.word::<T>(tile, w).load(Relaxed);
-            let tag = (word >> 32) as u32;
-            if w == 0 {
-                first_tag = tag;
-            }
-            same &= tag == first_tag;
+        let mut current = true;
+        for w in 0..words_per_value::<T>() {
+            let word = self.word::<T>(slot, w).load(Relaxed);
+            current &= (word >> 32) as u32 == self.epoch;
             let (start, end) = ((4 * w).min(bytes.len()), (4 * w + 4).min(bytes.len()));
             bytes[start..end].copy_from_slice(&(word as u32).to_ne_bytes()[..end - start]);
         }
-        match (same && first_tag >> 1 == self.epoch, first_tag & 1 == 1) {
-            (false, _) => Published::Nothing,
-            (true, false) => Published::Aggregate(value),
-            (true, true) => Published::Inclusive(value),
-        }
+        current.then_some(value)
     }
 }
 
@@ -230,14 +264,15 @@ pub const SCRATCH_LEN: usize = 33;
 /// Slot of the tile's inclusive end in the scratch.
 const TILE_END: usize = 32;
 
-/// Bytes of dynamic shared memory a scan over `T` needs: the ticket, then the scratch
-/// of [`block_prefix`] at byte 16.
-pub const fn shared_bytes<T>() -> usize {
-    16 + SCRATCH_LEN * size_of::<T>()
+/// Bytes at the start of the dynamic shared memory that the look-back of a scan over `T`
+/// takes: the ticket, then the scratch of [`block_prefix`] at byte 16; a multiple of 16,
+/// so what follows (the tile's staging) is 16-byte aligned.
+pub const fn prefix_bytes<T>() -> usize {
+    (16 + SCRATCH_LEN * size_of::<T>()).next_multiple_of(16)
 }
 
 /// The ticket slot and the prefix scratch, carved from the launch's dynamic shared
-/// memory (which must be at least [`shared_bytes`]`::<T>()`: a smaller window traps).
+/// memory (which must be at least [`prefix_bytes`]`::<T>()`: a smaller window traps).
 #[inline(always)]
 #[track_caller]
 pub fn scratch<T: Pod>() -> (SharedSlice<u32>, SharedSlice<T>) {
@@ -311,10 +346,9 @@ pub unsafe fn block_prefix<T: Pod, Op: Operator<T>, S: TileStatus<T>>(
     (op.combine(warp_prefix, exclusive), tile_end)
 }
 
-/// Warp 0's part: publishes `aggregate` as tile `tile`'s, finds the tile's exclusive
-/// prefix by looking back (module docs), publishes the window's inclusive prefix if the
-/// tile ends a window, and returns (exclusive prefix, inclusive end of the tile) to every
-/// lane.
+/// Warp 0's part: publishes `aggregate` as tile `tile`'s, finds the base of its window by
+/// looking back (module docs), publishes what it owes its window, and returns (exclusive
+/// prefix, inclusive end of the tile) to every lane.
 ///
 /// # Safety
 /// As for [`block_prefix`]; called by all 32 lanes of warp 0.
@@ -329,119 +363,185 @@ unsafe fn look_back<T: Pod, Op: Operator<T>, S: TileStatus<T>>(
     let (window, position) = (tile / WINDOW, (tile % WINDOW) as u32);
     if lane == 0 {
         // SAFETY: this tile's aggregate, published once, by one thread.
-        unsafe { status.publish(tile, aggregate, false) };
+        unsafe { status.publish(Slot::aggregate(tile), aggregate) };
     }
-    // One round of loads: the aggregates before this tile in its window (lanes below
-    // `position`) and the previous window's statuses (every lane), polled until published.
-    let mut own = op.identity();
-    let mut earlier = Published::Inclusive(op.identity());
-    let mut pending_own = lane < position;
-    let mut pending_earlier = window > 0;
-    while pending_own || pending_earlier {
-        if pending_own {
-            // SAFETY: an earlier tile of the launch.
-            match unsafe { status.read(window * WINDOW + lane as u64) } {
-                Published::Nothing => {}
-                Published::Aggregate(v) | Published::Inclusive(v) => {
-                    own = v;
-                    pending_own = false;
-                }
-            }
-        }
-        if pending_earlier {
-            // SAFETY: an earlier tile of the launch.
-            earlier = unsafe { status.read((window - 1) * WINDOW + lane as u64) };
-            pending_earlier = matches!(earlier, Published::Nothing);
-        }
-    }
-    let own = if lane == position { aggregate } else { own };
-    // SAFETY: all 32 lanes of warp 0 are here.
-    let own_scan = unsafe { warp::inclusive_scan_full(own, op) };
+    // One round of loads, all in flight together (module docs).
+    // SAFETY: earlier tiles of this window, window `window - 1`'s tiles, earlier windows:
+    // all of the launch (contract).
+    let mut own = unsafe { Polled::issue(status, lane < position, Slot { window, index: lane }) };
+    let previous = window.checked_sub(1);
+    let mut before = match previous {
+        // SAFETY: as above.
+        Some(p) => unsafe { Polled::issue(status, true, Slot { window: p, index: lane }) },
+        None => Polled::nothing(),
+    };
     // SAFETY: as above.
+    let mut far = unsafe { Far::issue(status, window, lane) };
+    own.wait(status);
+    let own_value = if lane == position { aggregate } else { own.value.unwrap_or(op.identity()) };
+    // SAFETY: all 32 lanes of warp 0 are here.
+    let own_scan = unsafe { warp::inclusive_scan_full(own_value, op) };
+    if position == WARP_SIZE - 1 && lane == WARP_SIZE - 1 {
+        // SAFETY: the window's total, published once, by its last tile.
+        unsafe { status.publish(Slot::total(window), own_scan) };
+    }
+    let base = match previous {
+        None => op.identity(),
+        // SAFETY: all 32 lanes are here.
+        Some(_) => unsafe { find_base(status, &mut before, &mut far, op) },
+    };
+    if position == 0 && lane == 0 {
+        // SAFETY: the window's base, published once, by its first tile.
+        unsafe { status.publish(Slot::base(window), base) };
+    }
+    // SAFETY: all 32 lanes are here.
     let before_me = unsafe { raw::shfl_idx_sync(FULL_MASK, own_scan, position.saturating_sub(1), WARP_SIZE) };
     // SAFETY: as above.
     let through_me = unsafe { raw::shfl_idx_sync(FULL_MASK, own_scan, position, WARP_SIZE) };
-    // SAFETY: forwarded from the caller; all 32 lanes are here.
-    let base = if window == 0 { op.identity() } else { unsafe { window_base(status, window, earlier, op) } };
     let prefix = if position == 0 { base } else { op.combine(base, before_me) };
-    let end = op.combine(base, through_me);
-    if position == WARP_SIZE - 1 && lane == 0 {
-        // SAFETY: published once (the window's last tile), by one thread.
-        unsafe { status.publish(tile, end, true) };
-    }
-    (prefix, end)
+    (prefix, op.combine(base, through_me))
 }
 
-/// `E(window - 1)`, given what this lane read of window `window - 1` (module docs).
+/// One lane's read of one slot, kept until it has a value.
+#[derive(Clone, Copy)]
+struct Polled<T> {
+    slot: Slot,
+    /// Whether this lane reads a slot at all.
+    reads: bool,
+    value: Option<T>,
+}
+
+impl<T: Pod> Polled<T> {
+    /// No slot.
+    #[inline(always)]
+    fn nothing() -> Polled<T> {
+        Polled { slot: Slot { window: 0, index: 0 }, reads: false, value: None }
+    }
+
+    /// Reads `slot` once if `reads`.
+    ///
+    /// # Safety
+    /// When `reads`, `slot` belongs to a window of the launch of `status`, and every later
+    /// call on the result passes the same `status`.
+    #[inline(always)]
+    unsafe fn issue<S: TileStatus<T>>(status: S, reads: bool, slot: Slot) -> Polled<T> {
+        let mut polled = Polled { slot, reads, value: None };
+        polled.retry(status);
+        polled
+    }
+
+    /// Reads the slot again if it has no value yet.
+    #[inline(always)]
+    fn retry<S: TileStatus<T>>(&mut self, status: S) {
+        if self.reads && self.value.is_none() {
+            // SAFETY: a slot of the launch (the contract of `issue`, the only constructor
+            // of a reading `Polled`).
+            self.value = unsafe { status.read(self.slot) };
+        }
+    }
+
+    /// Polls until the slot has a value: for aggregates, which running blocks publish
+    /// early.
+    #[inline(always)]
+    fn wait<S: TileStatus<T>>(&mut self, status: S) {
+        while self.reads && self.value.is_none() {
+            self.retry(status);
+        }
+    }
+
+    /// Whether the slot has a value, or is not read at all.
+    #[inline(always)]
+    fn settled(&self) -> bool {
+        !self.reads || self.value.is_some()
+    }
+}
+
+/// One lane's reads of the far windows: the base of window `window - lane` and the total
+/// of window `window - 1 - lane`.
+#[derive(Clone, Copy)]
+struct Far<T> {
+    base: Polled<T>,
+    total: Polled<T>,
+}
+
+impl<T: Pod> Far<T> {
+    /// Reads the base of window `window - lane` and the total of `window - 1 - lane`
+    /// (those that exist).
+    ///
+    /// # Safety
+    /// `window` is a window of the launch of `status`, used for every later call.
+    #[inline(always)]
+    unsafe fn issue<S: TileStatus<T>>(status: S, window: u64, lane: u32) -> Far<T> {
+        let lane = lane as u64;
+        // SAFETY: windows `window - lane >= 0` and `window - 1 - lane >= 0` of the launch.
+        unsafe {
+            Far {
+                base: Polled::issue(status, lane <= window, Slot::base(window.wrapping_sub(lane))),
+                total: Polled::issue(status, lane < window, Slot::total(window.wrapping_sub(lane + 1))),
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn retry<S: TileStatus<T>>(&mut self, status: S) {
+        self.base.retry(status);
+        self.total.retry(status);
+    }
+}
+
+/// `E(w - 1)` for the caller's window `w > 0` (module docs), from the lanes' reads of
+/// window `w - 1`'s aggregates (`before`) and of the far bases and totals.
 ///
 /// # Safety
-/// As for [`look_back`]; `window > 0`; `first` is this lane's published status of tile
-/// `(window - 1) * 32 + lane`.
+/// As for [`look_back`].
 #[inline(always)]
-unsafe fn window_base<T: Pod, Op: Operator<T>, S: TileStatus<T>>(
+unsafe fn find_base<T: Pod, Op: Operator<T>, S: TileStatus<T>>(
     status: S,
-    window: u64,
-    first: Published<T>,
+    before: &mut Polled<T>,
+    far: &mut Far<T>,
     op: Op,
 ) -> T {
-    let lane = thread::lane_id();
-    // Window totals passed on the way back, newest in lane 0.
-    let mut kept = op.identity();
-    let mut count = 0u32;
-    let mut current = window - 1;
-    let mut seen = first;
-    let base = loop {
-        // The window's last tile holds E(current) once it has published it.
-        let (last_value, last_is_end) = match seen {
-            Published::Inclusive(v) => (v, true),
-            Published::Aggregate(v) => (v, false),
-            Published::Nothing => (op.identity(), false),
-        };
-        // SAFETY: all 32 lanes are here.
-        let end_found =
-            unsafe { raw::shfl_idx_sync(FULL_MASK, last_is_end as u32, WARP_SIZE - 1, WARP_SIZE) };
-        if end_found != 0 {
+    loop {
+        // SAFETY: all 32 lanes are here (every decision below is uniform over the warp).
+        let bases = unsafe { raw::ballot_sync(FULL_MASK, far.base.value.is_some()) };
+        if bases & 1 != 0 {
+            // The window's own base: its first tile has finished.
             // SAFETY: as above.
-            break unsafe { raw::shfl_idx_sync(FULL_MASK, last_value, WARP_SIZE - 1, WARP_SIZE) };
+            return unsafe { raw::shfl_idx_sync(FULL_MASK, far.base.value.unwrap_or(op.identity()), 0, WARP_SIZE) };
         }
-        if count < WARP_SIZE {
-            // Every tile of the window has published its aggregate: its total by the
-            // canonical scan.
+        // SAFETY: as above.
+        let totals = unsafe { raw::ballot_sync(FULL_MASK, far.total.value.is_some()) };
+        // SAFETY: as above.
+        let before_complete = unsafe { raw::all_sync(FULL_MASK, before.settled()) };
+        if totals & 1 != 0 || before_complete {
+            // T(window - 1): published, or the same scan of its aggregates.
             // SAFETY: as above.
-            let scan = unsafe { warp::inclusive_scan_full(last_value, op) };
+            let scan = unsafe { warp::inclusive_scan_full(before.value.unwrap_or(op.identity()), op) };
+            let mine = if totals & 1 != 0 { far.total.value.unwrap_or(op.identity()) } else { scan };
+            let source = if totals & 1 != 0 { 0 } else { WARP_SIZE - 1 };
             // SAFETY: as above.
-            let total = unsafe { raw::shfl_idx_sync(FULL_MASK, scan, WARP_SIZE - 1, WARP_SIZE) };
-            if lane == count {
-                kept = total;
-            }
-            count += 1;
-            if current == 0 {
-                break op.identity();
-            }
-            current -= 1;
-            seen = Published::Nothing;
-            while matches!(seen, Published::Nothing) {
-                // SAFETY: an earlier tile of the launch.
-                seen = unsafe { status.read(current * WINDOW + lane as u64) };
-            }
-        } else {
-            // No room for another window total: wait for this window's end instead.
-            let last = current * WINDOW + WINDOW - 1;
-            seen = loop {
-                // SAFETY: an earlier tile of the launch.
-                if let Published::Inclusive(v) = unsafe { status.read(last) } {
-                    break Published::Inclusive(v);
+            let last_total = unsafe { raw::shfl_idx_sync(FULL_MASK, mine, source, WARP_SIZE) };
+            // Base of window `window - l` usable when the totals of windows
+            // `window - l .. window - 2` (lanes 1 .. l - 1) are published.
+            let run = (!(totals >> 1)).trailing_zeros();
+            let reach = if run >= WARP_SIZE - 2 { u32::MAX } else { (1u32 << (run + 2)) - 1 };
+            let usable = bases & reach & !1;
+            if usable != 0 {
+                let l = usable.trailing_zeros();
+                // SAFETY: as above.
+                let mut base = unsafe { raw::shfl_idx_sync(FULL_MASK, far.base.value.unwrap_or(op.identity()), l, WARP_SIZE) };
+                let mut m = l;
+                while m > 1 {
+                    m -= 1;
+                    // SAFETY: as above (the loop count is uniform).
+                    let total = unsafe { raw::shfl_idx_sync(FULL_MASK, far.total.value.unwrap_or(op.identity()), m, WARP_SIZE) };
+                    base = op.combine(base, total);
                 }
-            };
+                return op.combine(base, last_total);
+            }
         }
-    };
-    // Combine the kept window totals forward: oldest (lane count - 1) first.
-    let mut base = base;
-    let mut k = count;
-    while k > 0 {
-        k -= 1;
-        // SAFETY: all 32 lanes are here (the loop count is uniform).
-        base = op.combine(base, unsafe { raw::shfl_idx_sync(FULL_MASK, kept, k, WARP_SIZE) });
+        // Nothing usable yet: read what is missing again.
+        before.retry(status);
+        far.retry(status);
     }
-    base
 }

@@ -28,7 +28,7 @@ pub mod tile;
 /// `(input: *const T, output: *mut T, len: u64, status: *mut u64, counter: *mut u32,
 /// epoch: u32, exclusive: u32)`: [`device::scan`] over [`lookback::TaggedStatus`] slots
 /// with `epoch`, exclusive when `exclusive != 0`, with
-/// [`lookback::shared_bytes`]`::<T>()` bytes of dynamic shared memory.
+/// [`device::shared_bytes`]`::<T>(threads)` bytes of dynamic shared memory.
 ///
 /// ```
 /// /// String-like concatenation of digits: `a ⊕ b = a * 10 + b`, which does not commute.
@@ -89,7 +89,7 @@ macro_rules! scan_kernels {
 /// `(input: *const T, flags: *const u8, len: u64, output: *mut T, output_len: u64,
 /// selected: *mut u64, status: *mut u64, counter: *mut u32, epoch: u32, form: u32,
 /// predicate: P)`: [`select::select`] over [`lookback::TaggedStatus`] slots of `u64`
-/// with `epoch`, with [`lookback::shared_bytes`]`::<u64>()` bytes of dynamic shared
+/// with `epoch`, with [`select::shared_bytes`]`::<T>(threads)` bytes of dynamic shared
 /// memory. The predicate type must be `bytemuck::Pod` (it is a kernel parameter).
 ///
 /// ```

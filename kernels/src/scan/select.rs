@@ -16,8 +16,9 @@
 
 use bytemuck::{Pod, Zeroable};
 
+use super::device::segment_start;
 use super::lookback::{self, TileStatus};
-use super::tile;
+use super::tile::{self, Stage};
 use crate::op::Sum;
 use crate::thread;
 
@@ -64,6 +65,12 @@ impl<T: PartialOrd + Copy> Predicate<T> for GreaterThan<T> {
     }
 }
 
+/// Bytes of dynamic shared memory a selection of `T` needs with `threads` per block: the
+/// look-back's (over `u64` counts), then the tile's staging.
+pub const fn shared_bytes<T>(threads: u32) -> usize {
+    lookback::prefix_bytes::<u64>() + tile::staging_bytes::<T>(threads)
+}
+
 /// `form` bit: keep by the flags buffer (non-zero byte) instead of the predicate.
 pub const FLAGGED: u32 = 1;
 /// `form` bit: partition (write the rejected elements too) instead of select.
@@ -75,8 +82,7 @@ pub const PARTITION: u32 = 2;
 ///
 /// # Safety
 /// - Launched as [`super::device::scan`] is for `len` elements of `T` (one block when
-///   `len` is 0), with
-///   [`lookback::shared_bytes`]`::<u64>()` bytes of dynamic shared memory.
+///   `len` is 0), with [`shared_bytes`]`::<T>(threads)` bytes of dynamic shared memory.
 /// - `input` is valid for reads of `len` elements (and `flags` of `len` bytes when
 ///   `form` has [`FLAGGED`]), `output` for writes of `output_len` elements, `selected` of
 ///   one `u64`, all aligned; `output` overlaps neither `input` nor `flags`; nothing else
@@ -97,50 +103,54 @@ pub unsafe fn select<T: Pod, P: Predicate<T>, S: TileStatus<u64>, const ITEMS: u
     predicate: P,
 ) {
     let (ticket, scratch) = lookback::scratch::<u64>();
+    let stage = Stage::<T>::of_warp::<ITEMS>(lookback::prefix_bytes::<u64>());
     let tile_len = thread::block_threads() as u64 * ITEMS as u64;
     // An empty input has one (empty) tile, whose block writes the count 0.
     let tiles = len.div_ceil(tile_len).max(1);
     // SAFETY: forwarded from the caller: one block per tile, every thread here once.
     let tile = unsafe { lookback::take_tile(counter, tiles, ticket) };
+    // SAFETY: every lane of the (full) warp, the warp's stage; the input holds `len`
+    // elements, not written during the launch.
+    let items: [T; ITEMS] = unsafe { tile::load(input, segment_start::<ITEMS>(tile), len, T::zeroed(), stage) };
     let first = tile * tile_len + thread::linear_thread_idx() as u64 * ITEMS as u64;
-    // SAFETY: the input holds `len` elements, not written during the launch.
-    let items: [T; ITEMS] = unsafe { tile::load(input, first, len, T::zeroed()) };
-    let mut keep = [false; ITEMS];
+    // Bit i: item i is kept (ITEMS <= 64); a mask rather than an array, so that little is
+    // held in registers during the look-back.
+    let mut keep = 0u64;
     if form & FLAGGED != 0 {
         // SAFETY: flagged: `flags` holds `len` bytes, not written during the launch.
-        let bytes: [u8; ITEMS] = unsafe { tile::load(flags, first, len, 0) };
-        for (k, byte) in keep.iter_mut().zip(&bytes) {
-            *k = *byte != 0;
+        let bytes: [u8; ITEMS] = unsafe { tile::load_run(flags, first, len, 0) };
+        for (i, byte) in bytes.iter().enumerate() {
+            keep |= ((*byte != 0) as u64) << i;
         }
     } else {
-        for (k, item) in keep.iter_mut().zip(&items) {
-            *k = predicate.keep(*item);
+        for (i, item) in items.iter().enumerate() {
+            keep |= (predicate.keep(*item) as u64) << i;
         }
     }
-    let mut count = 0u64;
-    for (i, k) in keep.iter_mut().enumerate() {
-        *k &= first + (i as u64) < len;
-        count += *k as u64;
+    // Nothing past the input.
+    let in_input = len.saturating_sub(first).min(ITEMS as u64);
+    if in_input < 64 {
+        keep &= (1u64 << in_input) - 1;
     }
+    let count = keep.count_ones() as u64;
     // SAFETY: forwarded from the caller; every thread of the block is here.
-    let (mut rank, total) = unsafe { lookback::block_prefix(scratch, status, tile, count, Sum) };
+    let (rank, total) = unsafe { lookback::block_prefix(scratch, status, tile, count, Sum) };
+    // The run again, from the staging (not held in registers during the look-back).
+    // SAFETY: the lane's own run, written before `load`'s warp barrier, never rewritten.
+    let items: [T; ITEMS] = unsafe { stage.read_run() };
     let partition = form & PARTITION != 0;
-    // Two short loops (where each item goes, then the stores) rather than one long one,
-    // and every array walked by reference (an array moved into an iterator lands in local
-    // memory): both unroll, and the items stay in registers.
-    let mut at = [u64::MAX; ITEMS];
-    for (i, (slot, &kept)) in at.iter_mut().zip(&keep).enumerate() {
+    for (i, item) in items.iter().enumerate() {
+        let kept_before = (keep & ((1u64 << i) - 1)).count_ones() as u64;
         let index = first + i as u64;
-        if kept {
-            *slot = rank;
+        let at = if keep >> i & 1 == 1 {
+            rank + kept_before
         } else if partition && index < len {
-            // `index - rank` elements before this one were rejected; they fill the output
-            // from its end.
-            *slot = len - 1 - (index - rank);
-        }
-        rank += kept as u64;
-    }
-    for (item, &at) in items.iter().zip(&at) {
+            // `index - rank - kept_before` elements before this one were rejected; they
+            // fill the output from its end.
+            len - 1 - (index - rank - kept_before)
+        } else {
+            u64::MAX
+        };
         if at < output_len {
             // SAFETY: at < output_len; each position is written by the one element whose
             // rank (or rejected rank) it is.

@@ -11,7 +11,7 @@ use core::marker::PhantomData;
 use warpsafe::atomic::{Acquire, DeviceAtomicU32, LoadOrdering, Relaxed, Release, StoreOrdering};
 use warpsafe::global::UnsafeSlice;
 use warpsafe::op::{Operator, Sum};
-use warpsafe::scan::lookback::{Published, TileStatus};
+use warpsafe::scan::lookback::{Slot, TileStatus};
 use warpsafe::scan::select::Predicate;
 
 /// The affine map `x -> a * x + b` over wrapping `u32`s.
@@ -88,23 +88,23 @@ warpsafe::select_kernels! {
 }
 
 /// Status slots that keep each value in a plain array and announce it with a separate
-/// flag word per tile, `epoch << 2 | status` (1: aggregate, 2: inclusive). The flag is
-/// stored with ordering `S` after the value and loaded with ordering `L` before it. With
-/// `Release`/`Acquire` the value's write happens before its read; with `Relaxed` nothing
-/// orders them: the planted bug.
+/// flag word per slot holding the epoch. The flag is stored with ordering `S` after the
+/// value and loaded with ordering `L` before it. With `Release`/`Acquire` the value's
+/// write happens before its read; with `Relaxed` nothing orders them: the planted bug.
 #[derive(Clone, Copy)]
 pub struct FlagStatus<S, L> {
-    /// Two values per tile: the aggregate, then the inclusive prefix.
+    /// One value per slot (`Slot::position`).
     values: UnsafeSlice<u32>,
+    /// One flag per value.
     flags: *mut u32,
     epoch: u32,
     order: PhantomData<(S, L)>,
 }
 
 impl<S, L> FlagStatus<S, L> {
-    fn flag(&self, tile: u64) -> &DeviceAtomicU32 {
-        // SAFETY: the kernel's contract: one flag per tile, accessed only atomically.
-        unsafe { DeviceAtomicU32::from_ptr(self.flags.add(tile as usize)) }
+    fn flag(&self, slot: usize) -> &DeviceAtomicU32 {
+        // SAFETY: the kernel's contract: one flag per slot, accessed only atomically.
+        unsafe { DeviceAtomicU32::from_ptr(self.flags.add(slot)) }
     }
 }
 
@@ -114,48 +114,42 @@ impl<S, L> FlagStatus<S, L> {
 unsafe impl<S: StoreOrdering + Copy + Default, L: LoadOrdering + Copy + Default> TileStatus<u32>
     for FlagStatus<S, L>
 {
-    unsafe fn publish(self, tile: u64, value: u32, inclusive: bool) {
-        // SAFETY: slot 2 * tile + inclusive is this publication's alone.
-        unsafe { self.values.write(2 * tile as usize + inclusive as usize, value) };
-        let status = if inclusive { 2 } else { 1 };
-        self.flag(tile).store(self.epoch << 2 | status, S::default());
+    unsafe fn publish(self, slot: Slot, value: u32) {
+        let at = slot.position();
+        // SAFETY: the slot is this publication's alone.
+        unsafe { self.values.write(at, value) };
+        self.flag(at).store(self.epoch, S::default());
     }
 
-    unsafe fn read(self, tile: u64) -> Published<u32> {
-        let flag = self.flag(tile).load(L::default());
-        if flag >> 2 != self.epoch {
-            return Published::Nothing;
+    unsafe fn read(self, slot: Slot) -> Option<u32> {
+        let at = slot.position();
+        if self.flag(at).load(L::default()) != self.epoch {
+            return None;
         }
-        let inclusive = flag & 3 == 2;
         // SAFETY: announced by the flag (ordered only with Release/Acquire).
-        let value = unsafe { self.values.read(2 * tile as usize + inclusive as usize) };
-        if inclusive {
-            Published::Inclusive(value)
-        } else {
-            Published::Aggregate(value)
-        }
+        Some(unsafe { self.values.read(at) })
     }
 }
 
 /// Runs the library's scan (inclusive `u32` sum) over [`FlagStatus`] slots.
 ///
 /// # Safety
-/// As for `warpsafe::scan::device::scan`; `values` holds two `u32`s per tile and `flags`
-/// one, zeroed or of other epochs.
+/// As for `warpsafe::scan::device::scan`; `values` and `flags` hold `slots` `u32`s (34 per
+/// window of 32 tiles), the flags zeroed or of other epochs.
 #[allow(clippy::too_many_arguments)]
 unsafe fn scan_with_flags<S: StoreOrdering + Copy + Default, L: LoadOrdering + Copy + Default>(
     input: *const u32,
     output: *mut u32,
     len: u64,
     values: *mut u32,
-    tiles: u64,
+    slots: u64,
     flags: *mut u32,
     counter: *mut u32,
     epoch: u32,
 ) {
     let status = FlagStatus::<S, L> {
-        // SAFETY: two values per tile (contract).
-        values: unsafe { UnsafeSlice::from_raw_parts(values, 2 * tiles as usize) },
+        // SAFETY: `slots` values (contract).
+        values: unsafe { UnsafeSlice::from_raw_parts(values, slots as usize) },
         flags,
         epoch,
         order: PhantomData,
@@ -178,13 +172,13 @@ warpsafe::kernel! {
         output: *mut u32,
         len: u64,
         values: *mut u32,
-        tiles: u64,
+        slots: u64,
         flags: *mut u32,
         counter: *mut u32,
         epoch: u32,
     ) {
         // SAFETY: forwarded.
-        unsafe { scan_with_flags::<Release, Acquire>(input, output, len, values, tiles, flags, counter, epoch) }
+        unsafe { scan_with_flags::<Release, Acquire>(input, output, len, values, slots, flags, counter, epoch) }
     }
 
     /// The planted bug: the same, with the flag stored and loaded relaxed.
@@ -196,12 +190,12 @@ warpsafe::kernel! {
         output: *mut u32,
         len: u64,
         values: *mut u32,
-        tiles: u64,
+        slots: u64,
         flags: *mut u32,
         counter: *mut u32,
         epoch: u32,
     ) {
         // SAFETY: forwarded.
-        unsafe { scan_with_flags::<Relaxed, Relaxed>(input, output, len, values, tiles, flags, counter, epoch) }
+        unsafe { scan_with_flags::<Relaxed, Relaxed>(input, output, len, values, slots, flags, counter, epoch) }
     }
 }

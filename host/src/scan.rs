@@ -58,8 +58,8 @@
 //! ```
 //!
 //! # What each call does
-//! One launch of one block per tile (`256 * 64 / size_of::<T>()` elements: 4096 `f32`s,
-//! 2048 `f64`s) of the kernels in `warpsafe::scan`: every block loads its tile once,
+//! One launch of one block per tile (256 threads, each with a run of 128 bytes in a scan,
+//! 64 in a selection: 8192 and 4096 `f32`s) of the kernels in `warpsafe::scan`: every block loads its tile once,
 //! publishes the tile's aggregate, finds its prefix by decoupled look-back over the
 //! earlier tiles' status words, and writes its tile once. There is no initialisation
 //! launch: status words carry the launch's epoch, so words of earlier launches read as
@@ -127,7 +127,8 @@ pub enum SelectForm {
 /// Launch settings of a [`Scanner`] or [`Selector`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScanOptions {
-    /// Threads per block: a multiple of 32 from 32 to 512 (256 by default). With the
+    /// Threads per block: a multiple of 32 from 32 to 512 whose tile fits 48 KiB of shared
+    /// memory (256 by default; at most 352 for a scan of 4-byte elements). With the
     /// element type it fixes the tile length, and so the order in which floats are
     /// combined: results are bit-identical between runs with the same options.
     pub block_threads: u32,
@@ -139,17 +140,30 @@ impl Default for ScanOptions {
     }
 }
 
+/// Dynamic shared memory a kernel gets without opting in to more (48 KiB on every GPU
+/// since sm_70); a scan's or selection's tile staging must fit in it.
+const SHARED_WITHOUT_OPT_IN: usize = 48 * 1024;
+
 impl ScanOptions {
-    /// Refuses a block size the kernels cannot run with.
-    fn check(self) -> Result<ScanOptions, Error> {
-        if self.block_threads.is_multiple_of(32) && (32..=512).contains(&self.block_threads) {
-            Ok(self)
-        } else {
-            Err(Error::unsupported(format!(
-                "{} threads per block for a scan or selection: a multiple of 32 from 32 to 512 (the tile's staging in shared memory takes 64 bytes per thread)",
-                self.block_threads
-            )))
+    /// Refuses a block size the kernels cannot run with: not a multiple of 32 from 32 to
+    /// 512, or a tile staging (`shared_bytes` with this block size) over 48 KiB.
+    fn check(self, shared_bytes: impl Fn(u32) -> usize) -> Result<ScanOptions, Error> {
+        let threads = self.block_threads;
+        if !threads.is_multiple_of(32) || !(32..=512).contains(&threads) {
+            return Err(Error::unsupported(format!(
+                "{threads} threads per block for a scan or selection: a multiple of 32 from 32 to 512"
+            )));
         }
+        if shared_bytes(threads) > SHARED_WITHOUT_OPT_IN {
+            let most = (32..=threads).step_by(32).filter(|&t| shared_bytes(t) <= SHARED_WITHOUT_OPT_IN).max();
+            return Err(Error::unsupported(format!(
+                "{threads} threads per block for a scan or selection of this element type: its tile takes {} bytes \
+                 of shared memory, more than 48 KiB; at most {} threads",
+                shared_bytes(threads),
+                most.unwrap_or(0)
+            )));
+        }
+        Ok(self)
     }
 }
 
@@ -272,7 +286,7 @@ impl LookBackScratch {
         let Some(needed) = needed else {
             return Err(Error::unsupported("look-back status words beyond the address space"));
         };
-        let wraps = self.epoch.get() >= MAX_EPOCH;
+        let wraps = self.epoch.get() == MAX_EPOCH;
         if needed > self.status.len() || self.dirty.get() || wraps {
             stream.synchronize()?;
             own.synchronize()?;
@@ -300,14 +314,14 @@ impl LookBackScratch {
     }
 }
 
-/// The grid and tile count of one launch over `len` elements of `T`.
-fn launch_shape<T>(
+/// The grid and tile count of one launch over `len` elements in tiles of `tile`.
+fn launch_shape(
     operation: &'static str,
     len: usize,
+    tile: u64,
     options: ScanOptions,
     shared_bytes: usize,
 ) -> Result<(LaunchConfig, u64), Error> {
-    let tile = kernel_scan::tile_elements::<T>(options.block_threads);
     let tiles = (len as u64).div_ceil(tile).max(1);
     let max_tiles = 1u64 << 32;
     if tiles > max_tiles || tiles > u32::MAX as u64 {
@@ -376,7 +390,7 @@ impl<T: Pod, O: Scan<T>> Scanner<T, O> {
     /// As for [`Scanner::new`]; [`Error::Unsupported`] for a block size the kernel cannot
     /// run with.
     pub fn with_options(device: &Device, options: ScanOptions) -> Result<Self, Error> {
-        let options = options.check()?;
+        let options = options.check(kernel_scan::shared_bytes::<T>)?;
         let kernel = O::kernel();
         let function = device.load(&kernel.program)?.untyped_kernel(kernel.scan)?;
         Ok(Scanner {
@@ -486,8 +500,13 @@ impl<T: Pod, O: Scan<T>> Scanner<T, O> {
         if input.is_empty() {
             return Ok(());
         }
-        let (config, tiles) =
-            launch_shape::<T>("scan", input.len(), self.options, kernel_scan::shared_bytes::<T>(self.options.block_threads))?;
+        let (config, tiles) = launch_shape(
+            "scan",
+            input.len(),
+            kernel_scan::tile_elements::<T>(self.options.block_threads),
+            self.options,
+            kernel_scan::shared_bytes::<T>(self.options.block_threads),
+        )?;
         let slots = self.scratch.prepare(tiles, stream, &self.stream)?;
         let (mut input, mut output, mut len) =
             (input.device_address(), output.device_address(), input.len() as u64);
@@ -543,7 +562,7 @@ impl<T: Pod, P: Selection<T>> Selector<T, P> {
     /// # Errors
     /// As for [`Scanner::with_options`].
     pub fn with_options(device: &Device, predicate: P, options: ScanOptions) -> Result<Self, Error> {
-        let options = options.check()?;
+        let options = options.check(kernel_select::shared_bytes::<T>)?;
         let kernel = P::kernel();
         let function = device.load(&kernel.program)?.untyped_kernel(kernel.select)?;
         Ok(Selector {
@@ -711,8 +730,13 @@ impl<T: Pod, P: Selection<T>> Selector<T, P> {
             });
         }
         // An empty input still gets one block, which writes the count 0.
-        let (config, tiles) =
-            launch_shape::<T>(operation, input.len(), self.options, kernel_select::shared_bytes::<T>(self.options.block_threads))?;
+        let (config, tiles) = launch_shape(
+            operation,
+            input.len(),
+            kernel_select::tile_elements::<T>(self.options.block_threads),
+            self.options,
+            kernel_select::shared_bytes::<T>(self.options.block_threads),
+        )?;
         let slots = self.scratch.prepare(tiles, stream, &self.stream)?;
         let mut form_bits = match form {
             SelectForm::Select => 0,

@@ -324,7 +324,7 @@ fn check_select<T: Element, P: Selection<T>>(
     large: bool,
 ) {
     let mut selector = Selector::with_options(device, predicate, options).unwrap();
-    let tile = options.block_threads as usize * warpsafe::scan::tile::items_per_thread::<T>();
+    let tile = options.block_threads as usize * warpsafe::scan::select::items_per_thread::<T>();
     for n in lengths(tile, large) {
         let raw = random(n, 7 + n as u64);
         let data: Vec<T> = raw.iter().map(|&x| T::of(x)).collect();
@@ -414,6 +414,10 @@ fn bad_input_gets_typed_errors_and_nothing_is_written_out_of_bounds() {
         assert_eq!(selector.select(&input, &mut output).unwrap(), 500);
         let err = Scanner::<u32, Sum>::with_options(&device, ScanOptions { block_threads: 48 }).unwrap_err();
         assert!(err.to_string().contains("multiple of 32"), "{err}");
+        // A tile that would not fit 48 KiB of shared memory (the launch would fail).
+        let err = Scanner::<u32, Sum>::with_options(&device, ScanOptions { block_threads: 512 }).unwrap_err();
+        assert!(err.to_string().contains("at most 352 threads"), "{err}");
+        Selector::with_options(&device, ByParity(Parity(1)), ScanOptions { block_threads: 512 }).unwrap();
     }
     // A buffer of another device.
     let (a, b) = (Device::emulator(), Device::emulator());
@@ -434,7 +438,7 @@ fn run_flag_scan(
     seed: u64,
 ) -> Result<Vec<u32>, warpsafe::emu::Error> {
     use emu_support::{arg, launch_with};
-    let tile = 32 * warpsafe::scan::tile::items_per_thread::<u32>();
+    let tile = 32 * warpsafe::scan::device::items_per_thread::<u32>();
     let tiles = n.div_ceil(tile) as u64;
     let input: Vec<u32> = (0..n as u32).collect();
     let mut output = vec![0u32; n];

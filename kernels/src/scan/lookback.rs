@@ -507,7 +507,9 @@ unsafe fn find_base<T: Pod, Op: Operator<T>, S: TileStatus<T>>(
         if bases & 1 != 0 {
             // The window's own base: its first tile has finished.
             // SAFETY: as above.
-            return unsafe { raw::shfl_idx_sync(FULL_MASK, far.base.value.unwrap_or(op.identity()), 0, WARP_SIZE) };
+            return unsafe {
+                raw::shfl_idx_sync(FULL_MASK, far.base.value.unwrap_or(op.identity()), 0, WARP_SIZE)
+            };
         }
         // SAFETY: as above.
         let totals = unsafe { raw::ballot_sync(FULL_MASK, far.total.value.is_some()) };
@@ -529,12 +531,16 @@ unsafe fn find_base<T: Pod, Op: Operator<T>, S: TileStatus<T>>(
             if usable != 0 {
                 let l = usable.trailing_zeros();
                 // SAFETY: as above.
-                let mut base = unsafe { raw::shfl_idx_sync(FULL_MASK, far.base.value.unwrap_or(op.identity()), l, WARP_SIZE) };
+                let mut base = unsafe {
+                    raw::shfl_idx_sync(FULL_MASK, far.base.value.unwrap_or(op.identity()), l, WARP_SIZE)
+                };
                 let mut m = l;
                 while m > 1 {
                     m -= 1;
                     // SAFETY: as above (the loop count is uniform).
-                    let total = unsafe { raw::shfl_idx_sync(FULL_MASK, far.total.value.unwrap_or(op.identity()), m, WARP_SIZE) };
+                    let total = unsafe {
+                        raw::shfl_idx_sync(FULL_MASK, far.total.value.unwrap_or(op.identity()), m, WARP_SIZE)
+                    };
                     base = op.combine(base, total);
                 }
                 return op.combine(base, last_total);

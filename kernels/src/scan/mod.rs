@@ -68,7 +68,7 @@ macro_rules! scan_kernels {
             ) {
                 // SAFETY: forwarded from the launch contract.
                 unsafe {
-                    $crate::scan::device::scan::<$t, _, _, { $crate::scan::tile::items_per_thread::<$t>() }>(
+                    $crate::scan::device::scan::<$t, _, _, { $crate::scan::device::items_per_thread::<$t>() }>(
                         input,
                         output,
                         len,
@@ -133,7 +133,7 @@ macro_rules! select_kernels {
             ) {
                 // SAFETY: forwarded from the launch contract.
                 unsafe {
-                    $crate::scan::select::select::<$t, $predicate, _, { $crate::scan::tile::items_per_thread::<$t>() }>(
+                    $crate::scan::select::select::<$t, $predicate, _, { $crate::scan::select::items_per_thread::<$t>() }>(
                         input,
                         flags,
                         len,

@@ -9,8 +9,9 @@
 //!
 //! - global ↔ shared in *striped* order: lane `l` moves 16-byte vectors `l`, `l + 32`,
 //!   `l + 64`, `l + 96` of the segment, so each instruction of the warp covers 512
-//!   contiguous bytes; the loads are ordinary coherent `ld.v4` (not the read-only cache),
-//!   because an in-place scan writes the elements it read;
+//!   contiguous bytes; loads are coherent `ld.global.v4.b32`, all of a lane's issued
+//!   before any is stored to shared memory (never the read-only cache: an in-place scan
+//!   writes the elements it read); stores are `st.global.v4.b32`;
 //! - shared ↔ registers in blocked order: lane `l` moves its own four vectors;
 //! - a `bar.warp.sync` between the two, since lanes exchange data.
 //!
@@ -21,47 +22,59 @@
 //! Types whose size does not divide 16 and the tile that ends past the input move one
 //! element at a time (striped, with a bound check), through the same staging.
 //!
-//! Because the staging holds the tile, a thread need not keep its items in registers
-//! while the block looks back: it reads them again afterwards ([`Stage::read_run`]).
+//! Because the staging holds the tile, a thread never holds its whole run in registers:
+//! it reads it a vector at a time when it needs it ([`Stage::visit_run`],
+//! [`Stage::update_run`]), before and after the block looks back.
 
 use core::mem::size_of;
 
 use bytemuck::{Pod, Zeroable};
 
-use crate::arch::{FULL_MASK, WARP_SIZE};
+use crate::arch::{self, FULL_MASK, WARP_SIZE};
 use crate::shared::{self, SharedSlice};
 use crate::thread;
 use crate::warp as raw;
 
-/// Bytes each thread holds per tile.
-const BYTES_PER_THREAD: usize = 64;
-
 /// The width of one vector access.
 const VECTOR_BYTES: usize = 16;
 
-/// Vectors in one thread's run, when its type moves as vectors.
-const VECTORS_PER_RUN: usize = BYTES_PER_THREAD / VECTOR_BYTES;
+/// The most vectors a run may hold (128 bytes).
+const MAX_VECTORS_PER_RUN: usize = 8;
 
-/// Elements of `T` each thread holds: 64 bytes' worth (16 `f32`s, 8 `f64`s, 64 `u8`s),
-/// at least one.
-pub const fn items_per_thread<T>() -> usize {
+/// Elements of `T` in a run of `run_bytes` bytes (at least one): with 64 bytes, 16 `f32`s
+/// or 8 `f64`s.
+pub const fn items_per_thread<T>(run_bytes: usize) -> usize {
     let size = size_of::<T>();
-    if size == 0 || size >= BYTES_PER_THREAD {
+    if size == 0 || size >= run_bytes {
         1
     } else {
-        BYTES_PER_THREAD / size
+        run_bytes / size
     }
 }
 
-/// Bytes of shared memory the staging of a tile of `T` takes with `threads` per block.
-pub const fn staging_bytes<T>(threads: u32) -> usize {
-    threads as usize * items_per_thread::<T>() * size_of::<T>()
+/// Bytes of shared memory the staging of a tile of `T` takes with `threads` per block and
+/// `ITEMS` per thread.
+pub const fn staging_bytes<T, const ITEMS: usize>(threads: u32) -> usize {
+    threads as usize * ITEMS * size_of::<T>()
 }
 
-/// Whether `T` moves as 16-byte vectors: its size divides 16, so a run is four vectors.
-const fn moves_as_vectors<T>() -> bool {
+/// Whether runs of `ITEMS` elements of `T` move as 16-byte vectors: `T`'s size divides
+/// 16 and a run is a whole number of vectors, at most [`MAX_VECTORS_PER_RUN`].
+const fn moves_as_vectors<T, const ITEMS: usize>() -> bool {
     let size = size_of::<T>();
-    size > 0 && VECTOR_BYTES.is_multiple_of(size) && items_per_thread::<T>() * size == BYTES_PER_THREAD
+    size > 0
+        && VECTOR_BYTES.is_multiple_of(size)
+        && (ITEMS * size).is_multiple_of(VECTOR_BYTES)
+        && ITEMS * size <= MAX_VECTORS_PER_RUN * VECTOR_BYTES
+}
+
+/// Vectors in a run of `ITEMS` elements of `T` (0 when they do not move as vectors).
+const fn vectors_per_run<T, const ITEMS: usize>() -> usize {
+    if moves_as_vectors::<T, ITEMS>() {
+        ITEMS * size_of::<T>() / VECTOR_BYTES
+    } else {
+        0
+    }
 }
 
 /// One 16-byte vector, aligned so that it moves with one `ld.v4`/`st.v4`.
@@ -69,23 +82,14 @@ const fn moves_as_vectors<T>() -> bool {
 #[repr(C, align(16))]
 struct Vector([u32; 4]);
 
-/// Where vector `k` of lane `lane`'s run sits in the segment's staging (module docs).
+/// Where vector `k` of lane `lane`'s run of `vectors` vectors sits in the segment's
+/// staging (module docs): the run's vectors rotated by the lane's position among the 8
+/// lanes of a phase, counted in runs per 128 bytes, so that those 8 lanes reading their
+/// `k`-th vectors hit 8 different groups of four banks.
 #[inline(always)]
-fn vector_slot(lane: u32, k: usize) -> usize {
-    lane as usize * VECTORS_PER_RUN + (k ^ ((lane as usize >> 1) & 3))
-}
-
-/// Where element `e` of the segment sits in its staging, counted in elements.
-#[inline(always)]
-fn element_slot<T>(e: usize) -> usize {
-    if moves_as_vectors::<T>() {
-        let per_vector = VECTOR_BYTES / size_of::<T>();
-        let vector = e / per_vector;
-        let (lane, k) = (vector / VECTORS_PER_RUN, vector % VECTORS_PER_RUN);
-        vector_slot(lane as u32, k) * per_vector + e % per_vector
-    } else {
-        e
-    }
+fn vector_slot(vectors: usize, lane: u32, k: usize) -> usize {
+    let lanes_per_row = if vectors >= 8 { 1 } else { 8 / vectors };
+    lane as usize * vectors + (k ^ ((lane as usize / lanes_per_row) % vectors))
 }
 
 /// The calling warp's staging region: its segment of the tile, in shared memory.
@@ -107,70 +111,84 @@ impl<T: Pod> Stage<T> {
             elements: shared::dynamic_part::<T>(start, segment),
             vectors: shared::dynamic_part::<Vector>(
                 start,
-                if moves_as_vectors::<T>() { segment * size_of::<T>() / VECTOR_BYTES } else { 0 },
+                WARP_SIZE as usize * vectors_per_run::<T, ITEMS>(),
             ),
         }
     }
 
-    /// The calling lane's run, read from the staging.
+    /// Passes the calling lane's run, in order, to `visit`, one 16-byte vector at a time
+    /// (so only a few elements are in registers at once).
     ///
     /// # Safety
     /// Called by the lanes of a full warp after a `bar.warp.sync` that follows the writes
     /// of the run, and before any other lane rewrites it.
     #[inline(always)]
-    pub unsafe fn read_run<const ITEMS: usize>(&self) -> [T; ITEMS] {
-        let lane = thread::lane_id();
-        let mut items = [T::zeroed(); ITEMS];
-        if moves_as_vectors::<T>() {
-            let per_vector = VECTOR_BYTES / size_of::<T>();
-            for k in 0..VECTORS_PER_RUN {
-                // SAFETY: the lane's own slot, in bounds (32 runs of four vectors); ordered
-                // after its writer by the caller's warp barrier.
-                let vector = unsafe { self.vectors.read_unchecked(vector_slot(lane, k)) };
-                let bytes = bytemuck::bytes_of(&vector);
-                for (i, item) in items[k * per_vector..(k + 1) * per_vector].iter_mut().enumerate() {
-                    *item = bytemuck::pod_read_unaligned(&bytes[i * size_of::<T>()..(i + 1) * size_of::<T>()]);
-                }
-            }
-        } else {
-            for (i, item) in items.iter_mut().enumerate() {
-                // SAFETY: as above, element by element.
-                *item = unsafe { self.elements.read_unchecked(lane as usize * ITEMS + i) };
-            }
+    pub unsafe fn visit_run<const ITEMS: usize>(&self, mut visit: impl FnMut(T)) {
+        // SAFETY: forwarded; the run is rewritten with the same values.
+        unsafe {
+            self.access_run::<ITEMS, false>(|x| {
+                visit(x);
+                x
+            })
         }
-        items
     }
 
-    /// Writes the calling lane's run to the staging.
+    /// Replaces each element of the calling lane's run, in order, by `update` of it.
     ///
     /// # Safety
-    /// Called by the lanes of a full warp; no other lane reads or writes this lane's run
-    /// until a `bar.warp.sync` after this.
+    /// As for [`Stage::visit_run`]; no other lane reads this lane's run until a
+    /// `bar.warp.sync` after this.
     #[inline(always)]
-    pub unsafe fn write_run<const ITEMS: usize>(&self, items: &[T; ITEMS]) {
+    pub unsafe fn update_run<const ITEMS: usize>(&self, update: impl FnMut(T) -> T) {
+        // SAFETY: forwarded.
+        unsafe { self.access_run::<ITEMS, true>(update) }
+    }
+
+    /// The run, a vector (or an element) at a time; writes the results back when `WRITE`.
+    ///
+    /// # Safety
+    /// As for [`Stage::update_run`] when `WRITE`, else [`Stage::visit_run`].
+    #[inline(always)]
+    unsafe fn access_run<const ITEMS: usize, const WRITE: bool>(&self, mut update: impl FnMut(T) -> T) {
         let lane = thread::lane_id();
-        if moves_as_vectors::<T>() {
-            let per_vector = VECTOR_BYTES / size_of::<T>();
-            for k in 0..VECTORS_PER_RUN {
-                let mut vector = Vector([0; 4]);
+        let size = size_of::<T>();
+        let vectors = vectors_per_run::<T, ITEMS>();
+        if vectors > 0 {
+            for k in 0..vectors {
+                let slot = vector_slot(vectors, lane, k);
+                // SAFETY: the lane's own slot, in bounds (32 runs of `vectors` vectors);
+                // ordered after its writer by the caller's warp barrier.
+                let mut vector = unsafe { self.vectors.read_unchecked(slot) };
                 let bytes = bytemuck::bytes_of_mut(&mut vector);
-                for (i, item) in items[k * per_vector..(k + 1) * per_vector].iter().enumerate() {
-                    bytes[i * size_of::<T>()..(i + 1) * size_of::<T>()].copy_from_slice(bytemuck::bytes_of(item));
+                for i in 0..VECTOR_BYTES / size {
+                    let element = &mut bytes[i * size..(i + 1) * size];
+                    let new = update(bytemuck::pod_read_unaligned(element));
+                    if WRITE {
+                        element.copy_from_slice(bytemuck::bytes_of(&new));
+                    }
                 }
-                // SAFETY: the lane's own slot, in bounds (contract).
-                unsafe { self.vectors.write_unchecked(vector_slot(lane, k), vector) };
+                if WRITE {
+                    // SAFETY: as above; no other lane touches this slot (contract).
+                    unsafe { self.vectors.write_unchecked(slot, vector) };
+                }
             }
         } else {
-            for (i, item) in items.iter().enumerate() {
-                // SAFETY: as above.
-                unsafe { self.elements.write_unchecked(lane as usize * ITEMS + i, *item) };
+            for i in 0..ITEMS {
+                let index = lane as usize * ITEMS + i;
+                // SAFETY: as above, element by element.
+                let new = update(unsafe { self.elements.read_unchecked(index) });
+                if WRITE {
+                    // SAFETY: as above.
+                    unsafe { self.elements.write_unchecked(index, new) };
+                }
             }
         }
     }
 }
 
 /// Loads the calling warp's segment `first .. first + 32 * ITEMS` of `data[..len]`
-/// (elements past `len` are `fill`) into its staging, and returns the calling lane's run.
+/// (elements past `len` are `fill`) into its staging, ending with a warp barrier: then each
+/// lane may read its run ([`Stage::visit_run`]).
 ///
 /// # Safety
 /// - Called by every lane of a full warp, each with the same `first`; the stage is the
@@ -184,24 +202,53 @@ pub unsafe fn load<T: Pod, const ITEMS: usize>(
     len: u64,
     fill: T,
     stage: Stage<T>,
-) -> [T; ITEMS] {
+) {
     let lane = thread::lane_id() as usize;
-    let segment = WARP_SIZE as usize * ITEMS;
-    let whole = first + segment as u64 <= len;
-    if whole && moves_as_vectors::<T>() && (data as usize).is_multiple_of(VECTOR_BYTES) {
-        // SAFETY: the segment lies inside the data (whole).
-        let vectors = unsafe { data.add(first as usize) }.cast::<Vector>();
-        let mut loaded = [Vector([0; 4]); VECTORS_PER_RUN];
-        for (v, vector) in loaded.iter_mut().enumerate() {
-            // SAFETY: vector v * 32 + lane of the segment: in bounds, 16-byte aligned (the
-            // base is, and a segment is a whole number of vectors).
-            *vector = unsafe { vectors.add(v * WARP_SIZE as usize + lane).read() };
-        }
-        for (v, vector) in loaded.iter().enumerate() {
-            let g = v * WARP_SIZE as usize + lane;
-            // SAFETY: in bounds; each slot is written by one lane, and read after the
-            // warp barrier below.
-            unsafe { stage.vectors.write_unchecked(vector_slot((g / VECTORS_PER_RUN) as u32, g % VECTORS_PER_RUN), *vector) };
+    let size = size_of::<T>();
+    let vectors = vectors_per_run::<T, ITEMS>();
+    let whole = first + (WARP_SIZE as usize * ITEMS) as u64 <= len;
+    if vectors > 0 {
+        let per_vector = VECTOR_BYTES / size;
+        let aligned = (data as usize).is_multiple_of(VECTOR_BYTES);
+        // Every load first (in registers, in flight together), then the stores to shared
+        // memory.
+        let slot = |g: usize| vector_slot(vectors, (g / vectors) as u32, g % vectors);
+        if whole && aligned {
+            // Every load first (in registers, in flight together), then the stores to
+            // shared memory. (A short loop body with constant bounds: unrolled, the array
+            // in registers.)
+            let mut loaded = [[0u32; 4]; MAX_VECTORS_PER_RUN];
+            #[allow(clippy::needless_range_loop)]
+            for v in 0..vectors {
+                let g = v * WARP_SIZE as usize + lane;
+                // SAFETY: vector g of the segment: in bounds (whole), 16-byte aligned (the
+                // base is, and a segment is a whole number of vectors); only this warp
+                // touches the segment.
+                loaded[v] = unsafe { arch::load_global_16(data.add(first as usize + g * per_vector).cast()) };
+            }
+            #[allow(clippy::needless_range_loop)]
+            for v in 0..vectors {
+                // SAFETY: in bounds (32 runs of `vectors` vectors); each slot is written by
+                // one lane, and read after the warp barrier below.
+                unsafe {
+                    stage.vectors.write_unchecked(slot(v * WARP_SIZE as usize + lane), Vector(loaded[v]))
+                };
+            }
+        } else {
+            // The tile that ends past the input (or a misaligned one): element by element.
+            for v in 0..vectors {
+                let g = v * WARP_SIZE as usize + lane;
+                let mut vector = Vector([0; 4]);
+                for k in 0..per_vector {
+                    let index = first + (g * per_vector + k) as u64;
+                    // SAFETY: index < len.
+                    let value = if index < len { unsafe { data.add(index as usize).read() } } else { fill };
+                    bytemuck::bytes_of_mut(&mut vector)[k * size..(k + 1) * size]
+                        .copy_from_slice(bytemuck::bytes_of(&value));
+                }
+                // SAFETY: as above.
+                unsafe { stage.vectors.write_unchecked(slot(g), vector) };
+            }
         }
     } else {
         for i in 0..ITEMS {
@@ -209,48 +256,66 @@ pub unsafe fn load<T: Pod, const ITEMS: usize>(
             let index = first + e as u64;
             // SAFETY: index < len.
             let value = if index < len { unsafe { data.add(index as usize).read() } } else { fill };
-            // SAFETY: in bounds (e < 32 * ITEMS); one writer per slot, read after the
-            // warp barrier below.
-            unsafe { stage.elements.write_unchecked(element_slot::<T>(e), value) };
+            // SAFETY: in bounds (one slot per element of the segment); one writer per
+            // slot, read after the warp barrier below.
+            unsafe { stage.elements.write_unchecked(e, value) };
         }
     }
     // SAFETY: the whole warp is here (contract).
     unsafe { raw::sync_warp(FULL_MASK) };
-    // SAFETY: after the warp barrier; nothing rewrites the runs during this call.
-    unsafe { stage.read_run::<ITEMS>() }
 }
 
-/// Writes every lane's `items` (its run) to the calling warp's segment
-/// `first .. first + 32 * ITEMS` of `data`, dropping elements at or past `len`.
+/// Writes the calling warp's staged segment (every lane's run, as [`Stage::update_run`]
+/// left it) to `first .. first + 32 * ITEMS` of `data`, dropping elements at or past
+/// `len`.
 ///
 /// # Safety
-/// - As for [`load`]; every lane passes its own run.
+/// - Called by every lane of a full warp, each with the same `first`, after it has
+///   finished with its run; `stage` is the warp's.
 /// - `data` is valid for writes of `len` elements, aligned for `T`, and no other thread
 ///   accesses the segment during the call.
 #[inline(always)]
-pub unsafe fn store<T: Pod, const ITEMS: usize>(
-    data: *mut T,
-    first: u64,
-    len: u64,
-    items: &[T; ITEMS],
-    stage: Stage<T>,
-) {
+pub unsafe fn store<T: Pod, const ITEMS: usize>(data: *mut T, first: u64, len: u64, stage: Stage<T>) {
     let lane = thread::lane_id() as usize;
-    // SAFETY: the lane's own run; read by other lanes only after the barrier below.
-    unsafe { stage.write_run(items) };
+    // Every lane's run is written before any lane reads another's.
     // SAFETY: the whole warp is here (contract).
     unsafe { raw::sync_warp(FULL_MASK) };
-    let segment = WARP_SIZE as usize * ITEMS;
-    let whole = first + segment as u64 <= len;
-    if whole && moves_as_vectors::<T>() && (data as usize).is_multiple_of(VECTOR_BYTES) {
-        // SAFETY: the segment lies inside the data (whole).
-        let vectors = unsafe { data.add(first as usize) }.cast::<Vector>();
-        for v in 0..VECTORS_PER_RUN {
-            let g = v * WARP_SIZE as usize + lane;
-            // SAFETY: written before the warp barrier; in bounds.
-            let vector = unsafe { stage.vectors.read_unchecked(vector_slot((g / VECTORS_PER_RUN) as u32, g % VECTORS_PER_RUN)) };
-            // SAFETY: vector g of the segment: in bounds and aligned, as for `load`.
-            unsafe { vectors.add(g).write(vector) };
+    let vectors = vectors_per_run::<T, ITEMS>();
+    if vectors > 0 {
+        let size = size_of::<T>();
+        let per_vector = VECTOR_BYTES / size;
+        let whole = first + (WARP_SIZE as usize * ITEMS) as u64 <= len
+            && (data as usize).is_multiple_of(VECTOR_BYTES);
+        let slot = |g: usize| vector_slot(vectors, (g / vectors) as u32, g % vectors);
+        if whole {
+            let mut staged = [[0u32; 4]; MAX_VECTORS_PER_RUN];
+            #[allow(clippy::needless_range_loop)] // constant bounds: unrolled, in registers
+            for v in 0..vectors {
+                // SAFETY: written before the warp barrier; in bounds.
+                staged[v] = unsafe { stage.vectors.read_unchecked(slot(v * WARP_SIZE as usize + lane)) }.0;
+            }
+            #[allow(clippy::needless_range_loop)]
+            for v in 0..vectors {
+                let g = v * WARP_SIZE as usize + lane;
+                // SAFETY: vector g of the segment: in bounds and aligned, as in `load`; only
+                // this warp touches the segment.
+                unsafe { arch::store_global_16(data.add(first as usize + g * per_vector).cast(), staged[v]) };
+            }
+        } else {
+            for v in 0..vectors {
+                let g = v * WARP_SIZE as usize + lane;
+                // SAFETY: written before the warp barrier; in bounds.
+                let vector = unsafe { stage.vectors.read_unchecked(slot(g)) };
+                let bytes = bytemuck::bytes_of(&vector);
+                for k in 0..per_vector {
+                    let index = first + (g * per_vector + k) as u64;
+                    if index < len {
+                        let value = bytemuck::pod_read_unaligned(&bytes[k * size..(k + 1) * size]);
+                        // SAFETY: index < len.
+                        unsafe { data.add(index as usize).write(value) };
+                    }
+                }
+            }
         }
     } else {
         for i in 0..ITEMS {
@@ -258,7 +323,7 @@ pub unsafe fn store<T: Pod, const ITEMS: usize>(
             let index = first + e as u64;
             if index < len {
                 // SAFETY: written before the warp barrier; in bounds.
-                let value = unsafe { stage.elements.read_unchecked(element_slot::<T>(e)) };
+                let value = unsafe { stage.elements.read_unchecked(e) };
                 // SAFETY: index < len.
                 unsafe { data.add(index as usize).write(value) };
             }
@@ -268,22 +333,36 @@ pub unsafe fn store<T: Pod, const ITEMS: usize>(
 
 /// The calling thread's `ITEMS` elements `first .. first + ITEMS` of `data[..len]` read
 /// straight from global memory (no staging), those at or past `len` being `fill`: for
-/// small side inputs such as flags, whose runs are 16 bytes or less.
+/// small side inputs such as flags, whose runs are a few 16-byte vectors at most.
 ///
 /// # Safety
 /// `data` is valid for reads of `len` elements, aligned for `T`, and not written by
 /// another thread during the call.
 #[inline(always)]
-pub unsafe fn load_run<T: Pod, const ITEMS: usize>(data: *const T, first: u64, len: u64, fill: T) -> [T; ITEMS] {
+pub unsafe fn load_run<T: Pod, const ITEMS: usize>(
+    data: *const T,
+    first: u64,
+    len: u64,
+    fill: T,
+) -> [T; ITEMS] {
     let mut items = [fill; ITEMS];
-    let run_bytes = ITEMS * size_of::<T>();
-    if first + ITEMS as u64 <= len && run_bytes == VECTOR_BYTES && (data as usize).is_multiple_of(VECTOR_BYTES) {
-        // SAFETY: first + ITEMS <= len, and the run is one aligned vector (the base is
-        // aligned and every run is 16 bytes).
-        let vector = unsafe { data.add(first as usize).cast::<Vector>().read() };
-        let bytes = bytemuck::bytes_of(&vector);
-        for (i, item) in items.iter_mut().enumerate() {
-            *item = bytemuck::pod_read_unaligned(&bytes[i * size_of::<T>()..(i + 1) * size_of::<T>()]);
+    let size = size_of::<T>();
+    let run_bytes = ITEMS * size;
+    if first + ITEMS as u64 <= len
+        && run_bytes.is_multiple_of(VECTOR_BYTES)
+        && VECTOR_BYTES.is_multiple_of(size)
+        && (data as usize).is_multiple_of(VECTOR_BYTES)
+    {
+        let per_vector = VECTOR_BYTES / size;
+        for v in 0..run_bytes / VECTOR_BYTES {
+            // SAFETY: first + ITEMS <= len, and the run is whole aligned vectors (the base
+            // is aligned and every run is a multiple of 16 bytes).
+            let vector =
+                Vector(unsafe { arch::load_global_16(data.add(first as usize + v * per_vector).cast()) });
+            let bytes = bytemuck::bytes_of(&vector);
+            for (i, item) in items[v * per_vector..(v + 1) * per_vector].iter_mut().enumerate() {
+                *item = bytemuck::pod_read_unaligned(&bytes[i * size..(i + 1) * size]);
+            }
         }
     } else {
         for (i, item) in items.iter_mut().enumerate() {

@@ -377,3 +377,25 @@ pub unsafe fn load_global_nc_16_b64(ptr: *const [u64; 2]) -> [u64; 2] {
     // SAFETY: the caller's contract.
     unsafe { ptr.read() }
 }
+
+/// `ld.global.v4.b32` on the emulator: a plain 16-byte read of host memory.
+///
+/// # Safety
+/// `ptr` is 16-byte aligned and readable for 16 bytes, and no other thread writes those
+/// bytes during the call.
+#[inline]
+pub unsafe fn load_global_16(ptr: *const [u32; 4]) -> [u32; 4] {
+    // SAFETY: the caller's contract.
+    unsafe { ptr.read() }
+}
+
+/// `st.global.v4.b32` on the emulator: a plain 16-byte write of host memory.
+///
+/// # Safety
+/// `ptr` is 16-byte aligned and writable for 16 bytes, and no other thread accesses those
+/// bytes during the call.
+#[inline]
+pub unsafe fn store_global_16(ptr: *mut [u32; 4], value: [u32; 4]) {
+    // SAFETY: the caller's contract.
+    unsafe { ptr.write(value) }
+}

@@ -477,3 +477,54 @@ pub unsafe fn load_global_nc_16(ptr: *const [u32; 4]) -> [u32; 4] {
     }
     [a, b, c, d]
 }
+
+/// `ld.global.v4.b32`: 16 bytes through the ordinary, coherent path, after
+/// `cvta.to.global` of the generic address (for data the same launch writes later, such
+/// as an in-place scan's).
+///
+/// # Safety
+/// `ptr` is a generic address of global memory, 16-byte aligned and readable for 16 bytes,
+/// and no other thread writes those bytes during the call.
+#[inline(always)]
+pub unsafe fn load_global_16(ptr: *const [u32; 4]) -> [u32; 4] {
+    let (a, b, c, d): (u32, u32, u32, u32);
+    // SAFETY: the caller's contract; reads 16 bytes, writes nothing.
+    unsafe {
+        asm!(
+            "cvta.to.global.u64 {global}, {ptr};",
+            "ld.global.v4.b32 {{{a}, {b}, {c}, {d}}}, [{global}];",
+            ptr = in(reg64) ptr,
+            global = out(reg64) _,
+            a = out(reg32) a,
+            b = out(reg32) b,
+            c = out(reg32) c,
+            d = out(reg32) d,
+            options(readonly, nostack),
+        );
+    }
+    [a, b, c, d]
+}
+
+/// `st.global.v4.b32`: 16 bytes, after `cvta.to.global` of the generic address.
+///
+/// # Safety
+/// `ptr` is a generic address of global memory, 16-byte aligned and writable for 16
+/// bytes, and no other thread accesses those bytes during the call.
+#[inline(always)]
+pub unsafe fn store_global_16(ptr: *mut [u32; 4], value: [u32; 4]) {
+    let [a, b, c, d] = value;
+    // SAFETY: the caller's contract; writes those 16 bytes only.
+    unsafe {
+        asm!(
+            "cvta.to.global.u64 {global}, {ptr};",
+            "st.global.v4.b32 [{global}], {{{a}, {b}, {c}, {d}}};",
+            ptr = in(reg64) ptr,
+            global = out(reg64) _,
+            a = in(reg32) a,
+            b = in(reg32) b,
+            c = in(reg32) c,
+            d = in(reg32) d,
+            options(nostack),
+        );
+    }
+}

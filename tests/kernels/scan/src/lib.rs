@@ -156,7 +156,7 @@ unsafe fn scan_with_flags<S: StoreOrdering + Copy + Default, L: LoadOrdering + C
     };
     // SAFETY: forwarded from the launch contract.
     unsafe {
-        warpsafe::scan::device::scan::<u32, Sum, _, { warpsafe::scan::tile::items_per_thread::<u32>() }>(
+        warpsafe::scan::device::scan::<u32, Sum, _, { warpsafe::scan::device::items_per_thread::<u32>() }>(
             input, output, len, status, counter, false, Sum,
         )
     }

@@ -13,7 +13,9 @@
 // a host reference, then times it: warm-up calls, one calibration batch that picks K (the
 // calls per batch: at least --min-calls, and enough for --min-batch-ms), then --reps
 // batches of K back-to-back calls on one stream with a CUDA event before and after each
-// batch. The temporary storage is sized for the largest request and allocated once.
+// batch. The temporary storage is sized for the largest request and allocated once. The
+// helpers it shares with scan_cub.cu (error checks, the hash, the timing method) are in
+// bench_common.cuh.
 //
 // Output, one record per line, comma separated (reduce-bench parses it):
 //   meta,<key>,<value>
@@ -22,42 +24,12 @@
 // <check> is "ok", or "bad:<expected>" when the result differs from the host reference.
 
 #include <cub/device/device_reduce.cuh>
-#include <cub/version.cuh>
-#include <cuda_runtime.h>
 
-#include <algorithm>
-#include <cinttypes>
-#include <cmath>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <string>
-#include <thread>
-#include <vector>
+#include "bench_common.cuh"
 
 namespace {
 
-[[noreturn]] void fail(const char* what, cudaError_t err, int line) {
-    std::printf("error,%s failed at reduce_cub.cu:%d: %s (%s)\n", what, line, cudaGetErrorName(err),
-                cudaGetErrorString(err));
-    std::fflush(stdout);
-    std::exit(2);
-}
-
-#define CHECK(call)                                 \
-    do {                                            \
-        cudaError_t check_err_ = (call);            \
-        if (check_err_ != cudaSuccess) {            \
-            fail(#call, check_err_, __LINE__);      \
-        }                                           \
-    } while (0)
-
-[[noreturn]] void usage(const std::string& message) {
-    std::printf("error,%s\n", message.c_str());
-    std::fflush(stdout);
-    std::exit(2);
-}
+using namespace bench;
 
 // ---- Input data: the same function as bench/src/data.rs -------------------------------
 //
@@ -70,29 +42,9 @@ namespace {
 // - i32: uniform in [-2^30, 2^30), peak 2^30; the sum wraps modulo 2^32 (two's complement).
 // The peak is the unique maximum, at a position that depends on n.
 
-enum class Type { F32, F64, I32 };
 enum class Op { Sum, Max };
 
-const char* type_name(Type t) {
-    switch (t) {
-        case Type::F32: return "f32";
-        case Type::F64: return "f64";
-        default: return "i32";
-    }
-}
-
 const char* op_name(Op op) { return op == Op::Sum ? "sum" : "max"; }
-
-uint64_t mix(uint64_t z) {
-    z ^= z >> 30;
-    z *= 0xBF58476D1CE4E5B9ull;
-    z ^= z >> 27;
-    z *= 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return z;
-}
-
-uint64_t hash(uint64_t salt, uint64_t i) { return mix(i + (salt + 1) * 0x9E3779B97F4A7C15ull); }
 
 uint64_t salt_of(Type t) {
     switch (t) {
@@ -145,24 +97,18 @@ struct Reference {
 // Fills `out` (n elements of T) and returns the exact sum and maximum, on all host cores.
 template <class T>
 Reference generate(const Shape& s, T* out) {
-    unsigned workers = std::max(1u, std::min(64u, std::thread::hardware_concurrency()));
+    const unsigned workers = host_workers();
     std::vector<Reference> parts(workers);
-    std::vector<std::thread> threads;
-    const uint64_t chunk = (s.n + workers - 1) / workers;
-    for (unsigned w = 0; w < workers; ++w) {
-        threads.emplace_back([&, w] {
-            Reference r;
-            const uint64_t begin = std::min(s.n, w * chunk), end = std::min(s.n, begin + chunk);
-            for (uint64_t i = begin; i < end; ++i) {
-                const int64_t v = raw_value(s, i);
-                out[i] = T(v);
-                r.sum += v;
-                r.max = std::max(r.max, v);
-            }
-            parts[w] = r;
-        });
-    }
-    for (auto& t : threads) t.join();
+    parallel_chunks(s.n, workers, [&](unsigned w, uint64_t begin, uint64_t end) {
+        Reference r;
+        for (uint64_t i = begin; i < end; ++i) {
+            const int64_t v = raw_value(s, i);
+            out[i] = T(v);
+            r.sum += v;
+            r.max = std::max(r.max, v);
+        }
+        parts[w] = r;
+    });
     Reference total;
     for (const auto& r : parts) {
         total.sum += r.sum;
@@ -172,18 +118,6 @@ Reference generate(const Shape& s, T* out) {
 }
 
 // ---- Results ---------------------------------------------------------------------------
-
-std::string format_value(float v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.9g", double(v));
-    return buf;
-}
-std::string format_value(double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.17g", v);
-    return buf;
-}
-std::string format_value(int32_t v) { return std::to_string(v); }
 
 // The expected result in T: exact for f32 and f64 (integers below 2^24 and 2^53), the
 // two's-complement wrap of the exact sum for i32.
@@ -203,58 +137,9 @@ struct Plan {
     std::vector<int> log2_sizes{10, 16, 20, 24, 26, 28};
     std::vector<Type> types{Type::F32, Type::F64, Type::I32};
     std::vector<Op> ops{Op::Sum, Op::Max};
-    int reps = 7;
-    double min_batch_s = 0.010;
-    int min_calls = 20;
-    int warmup_calls = 3;
-    long max_calls = 200000;
+    TimingPlan timing;
     bool reference_only = false;
 };
-
-struct Timing {
-    double median = 0, min = 0, max = 0;
-    long calls = 0;
-};
-
-double median_of(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const size_t k = v.size() / 2;
-    return v.size() % 2 ? v[k] : 0.5 * (v[k - 1] + v[k]);
-}
-
-// Seconds per call of `call` (which enqueues one reduction on `stream`), by the method in
-// the header comment.
-template <class F>
-Timing measure(F&& call, cudaStream_t stream, const Plan& plan) {
-    cudaEvent_t start, stop;
-    CHECK(cudaEventCreate(&start));
-    CHECK(cudaEventCreate(&stop));
-    auto batch = [&](long k) {
-        CHECK(cudaEventRecord(start, stream));
-        for (long c = 0; c < k; ++c) call();
-        CHECK(cudaEventRecord(stop, stream));
-        CHECK(cudaEventSynchronize(stop));
-        float ms = 0;
-        CHECK(cudaEventElapsedTime(&ms, start, stop));
-        return double(ms) * 1e-3 / double(k);
-    };
-    for (int c = 0; c < plan.warmup_calls; ++c) call();
-    CHECK(cudaStreamSynchronize(stream));
-    const double estimate = batch(plan.min_calls);
-    long k = plan.min_calls;
-    if (estimate > 0) k = std::max<long>(k, long(std::ceil(plan.min_batch_s / estimate)));
-    k = std::min(k, plan.max_calls);
-    std::vector<double> per_call;
-    for (int r = 0; r < plan.reps; ++r) per_call.push_back(batch(k));
-    CHECK(cudaEventDestroy(start));
-    CHECK(cudaEventDestroy(stop));
-    Timing t;
-    t.median = median_of(per_call);
-    t.min = *std::min_element(per_call.begin(), per_call.end());
-    t.max = *std::max_element(per_call.begin(), per_call.end());
-    t.calls = k;
-    return t;
-}
 
 template <class T>
 cudaError_t cub_reduce(Op op, void* temp, size_t& temp_bytes, const T* in, T* out, int n, cudaStream_t stream) {
@@ -304,42 +189,21 @@ void run_type(Context& ctx, Type type) {
             T first;
             CHECK(cudaMemcpyAsync(&first, d_out, sizeof(T), cudaMemcpyDeviceToHost, ctx.stream));
             CHECK(cudaStreamSynchronize(ctx.stream));
-            const Timing t = measure(call, ctx.stream, ctx.plan);
+            const Timing t = measure(call, ctx.stream, ctx.plan.timing);
             T got;
             CHECK(cudaMemcpyAsync(&got, d_out, sizeof(T), cudaMemcpyDeviceToHost, ctx.stream));
             CHECK(cudaStreamSynchronize(ctx.stream));
             const bool ok = std::memcmp(&first, &want, sizeof(T)) == 0 && std::memcmp(&got, &want, sizeof(T)) == 0;
             ctx.all_ok = ctx.all_ok && ok;
             std::printf("cub,%s,%s,%" PRIu64 ",%.6e,%s,%ld,%d,%.6e,%.6e,%s%s\n", op_name(op), type_name(type), n,
-                        t.median, format_value(got).c_str(), t.calls, ctx.plan.reps, t.min, t.max, ok ? "ok" : "bad:",
+                        t.median, format_value(got).c_str(), t.calls, ctx.plan.timing.reps, t.min, t.max,
+                        ok ? "ok" : "bad:",
                         ok ? "" : format_value(want).c_str());
             std::fflush(stdout);
         }
     }
     CHECK(cudaFree(d_in));
     CHECK(cudaFree(d_out));
-}
-
-std::vector<std::string> split(const std::string& s) {
-    std::vector<std::string> parts;
-    size_t start = 0;
-    while (start <= s.size()) {
-        const size_t comma = s.find(',', start);
-        const size_t end = comma == std::string::npos ? s.size() : comma;
-        if (end > start) parts.push_back(s.substr(start, end - start));
-        start = end + 1;
-    }
-    return parts;
-}
-
-long parse_number(const std::string& flag, const std::string& text, long lo, long hi) {
-    char* end = nullptr;
-    const long v = std::strtol(text.c_str(), &end, 10);
-    if (text.empty() || *end != '\0' || v < lo || v > hi) {
-        usage(flag + " expects a whole number in " + std::to_string(lo) + ".." + std::to_string(hi) + ", not '" +
-              text + "'");
-    }
-    return v;
 }
 
 Plan parse_args(int argc, char** argv) {
@@ -357,13 +221,7 @@ Plan parse_args(int argc, char** argv) {
             // 2^30 elements of f64 is 8 GiB; int num_items limits CUB's call to 2^31 - 1.
             for (const auto& p : split(value)) plan.log2_sizes.push_back(int(parse_number(flag, p, 0, 30)));
         } else if (flag == "--types") {
-            plan.types.clear();
-            for (const auto& p : split(value)) {
-                if (p == "f32") plan.types.push_back(Type::F32);
-                else if (p == "f64") plan.types.push_back(Type::F64);
-                else if (p == "i32") plan.types.push_back(Type::I32);
-                else usage("unknown type '" + p + "' (f32, f64, i32)");
-            }
+            plan.types = parse_types(value);
         } else if (flag == "--ops") {
             plan.ops.clear();
             for (const auto& p : split(value)) {
@@ -371,13 +229,7 @@ Plan parse_args(int argc, char** argv) {
                 else if (p == "max") plan.ops.push_back(Op::Max);
                 else usage("unknown op '" + p + "' (sum, max)");
             }
-        } else if (flag == "--reps") {
-            plan.reps = int(parse_number(flag, value, 1, 1000));
-        } else if (flag == "--min-batch-ms") {
-            plan.min_batch_s = double(parse_number(flag, value, 0, 10000)) * 1e-3;
-        } else if (flag == "--min-calls") {
-            plan.min_calls = int(parse_number(flag, value, 1, 1000000));
-        } else {
+        } else if (!parse_timing_flag(flag, value, plan.timing)) {
             usage("unknown argument '" + flag + "'");
         }
     }
@@ -409,22 +261,7 @@ int main(int argc, char** argv) {
         return 0;
     }
 
-    int device = 0;
-    CHECK(cudaGetDevice(&device));
-    cudaDeviceProp prop;
-    CHECK(cudaGetDeviceProperties(&prop, device));
-    int driver = 0, runtime = 0;
-    CHECK(cudaDriverGetVersion(&driver));
-    CHECK(cudaRuntimeGetVersion(&runtime));
-    std::printf("meta,device,%s\n", prop.name);
-    std::printf("meta,compute_capability,%d.%d\n", prop.major, prop.minor);
-    std::printf("meta,multiprocessors,%d\n", prop.multiProcessorCount);
-    std::printf("meta,l2_bytes,%d\n", prop.l2CacheSize);
-    std::printf("meta,cuda_driver_api,%d.%d\n", driver / 1000, (driver % 1000) / 10);
-    std::printf("meta,cuda_runtime,%d.%d\n", runtime / 1000, (runtime % 1000) / 10);
-    std::printf("meta,nvcc,%d.%d\n", __CUDACC_VER_MAJOR__, __CUDACC_VER_MINOR__);
-    std::printf("meta,cub,%d.%d.%d\n", CUB_VERSION / 100000, CUB_VERSION / 100 % 1000, CUB_VERSION % 100);
-    std::fflush(stdout);
+    print_meta();
 
     // One temporary allocation, as large as the largest request of the whole run.
     size_t capacity = 1;
@@ -440,18 +277,8 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&ctx.temp, capacity));
     std::printf("meta,temp_storage_bytes,%zu\n", capacity);
 
-    for (Type type : plan.types) {
-        switch (type) {
-            case Type::F32: run_type<float>(ctx, type); break;
-            case Type::F64: run_type<double>(ctx, type); break;
-            case Type::I32: run_type<int32_t>(ctx, type); break;
-        }
-    }
+    for_each_type(plan.types, [&](auto zero, Type type) { run_type<decltype(zero)>(ctx, type); });
     CHECK(cudaFree(ctx.temp));
     CHECK(cudaStreamDestroy(ctx.stream));
-    if (!ctx.all_ok) {
-        std::printf("error,at least one CUB result differs from the host reference (see the bad: records)\n");
-        return 1;
-    }
-    return 0;
+    return exit_status(ctx.all_ok);
 }

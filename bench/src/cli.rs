@@ -1,4 +1,5 @@
-//! `reduce-bench`'s command line.
+//! The benchmarks' command lines: the flags every CUB comparison shares ([`CommonFlags`],
+//! resolved into [`Common`]), and `reduce-bench`'s own ([`parse`]).
 
 use std::path::PathBuf;
 
@@ -9,7 +10,7 @@ use crate::timing::Plan;
 /// Where CUB's numbers come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CubSource {
-    /// Compile `reduce_cub.cu` with this nvcc (or the one found).
+    /// Compile the reference program with this nvcc (or the one found).
     Compile {
         /// `--nvcc`.
         nvcc: Option<PathBuf>,
@@ -20,27 +21,19 @@ pub enum CubSource {
     Skip,
 }
 
-/// A parsed command line.
+/// What every CUB comparison's command line sets, resolved.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Args {
+pub struct Common {
     /// Output folder.
     pub out: PathBuf,
-    /// log2 sizes, ascending.
-    pub sizes: Vec<u32>,
-    /// Element types.
-    pub types: Vec<ElemType>,
-    /// Reductions.
-    pub ops: Vec<Op>,
-    /// warpsafe implementations (names from [`WARPSAFE`]).
-    pub impls: Vec<&'static str>,
+    /// `--quick`.
+    pub quick: bool,
     /// The timing plan.
     pub plan: Plan,
     /// CUB's source.
     pub cub: CubSource,
     /// Where to compile CUB's program.
     pub cub_build_dir: PathBuf,
-    /// Measure the roofline.
-    pub roofline: bool,
     /// Re-plot this CSV instead of measuring.
     pub replot: Option<PathBuf>,
     /// Run on the CPU emulator instead of the GPU.
@@ -49,32 +42,13 @@ pub struct Args {
     pub command_line: String,
 }
 
-/// The command line as `clap` parses it (`reduce-bench --help` prints these docs).
-#[derive(clap::Parser, Debug)]
-#[command(
-    name = "reduce-bench",
-    about = "warpsafe's reduce against CUB's DeviceReduce and a read roofline, on the GPU"
-)]
-struct Cli {
-    /// Where the CSV, SVG plot and report go.
-    #[arg(long, default_value = "target/bench")]
-    out: PathBuf,
-    /// Sizes 2^16 to 2^28 (no 2^10) and 5 batches of at least 5 ms (default: 2^10, 2^16,
-    /// 2^20, 2^24, 2^26, 2^28 and 7 batches of at least 10 ms).
+/// The flags every CUB comparison shares (flattened into each benchmark's `clap` parser;
+/// `--out` and `--cub-build-dir`, whose defaults differ, are the benchmark's own).
+#[derive(clap::Args, Debug)]
+pub struct CommonFlags {
+    /// Fewer sizes and 5 batches of at least 5 ms (see --sizes for the default sizes).
     #[arg(long)]
     quick: bool,
-    /// log2 of the element counts, e.g. 16,20.
-    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(0..=30))]
-    sizes: Option<Vec<u32>>,
-    /// Element types among f32, f64, i32 (default all).
-    #[arg(long, value_delimiter = ',', value_parser = parse_type)]
-    types: Option<Vec<ElemType>>,
-    /// Reductions among sum, max (default both).
-    #[arg(long, value_delimiter = ',', value_parser = parse_op)]
-    ops: Option<Vec<Op>>,
-    /// warpsafe implementations among two-pass, last-block, cooperative, auto.
-    #[arg(long, value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(WARPSAFE))]
-    impls: Option<Vec<String>>,
     /// Timed batches per measurement.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
     reps: Option<u32>,
@@ -87,18 +61,13 @@ struct Cli {
     /// Skip CUB.
     #[arg(long)]
     no_cub: bool,
-    /// Run this reduce_cub build instead of compiling one.
+    /// Run this build of CUB's reference program instead of compiling one.
     #[arg(long)]
     cub_binary: Option<PathBuf>,
-    /// Compile reduce_cub with this nvcc (default: $NVCC, PATH, /usr/local/cuda).
+    /// Compile CUB's reference program with this nvcc (default: $NVCC, PATH,
+    /// /usr/local/cuda).
     #[arg(long)]
     nvcc: Option<PathBuf>,
-    /// Where reduce_cub is compiled.
-    #[arg(long, default_value = "target/reduce-bench-cub")]
-    cub_build_dir: PathBuf,
-    /// Skip the read roofline.
-    #[arg(long)]
-    no_roofline: bool,
     /// No GPU: rebuild the table, plot and targets from an earlier run's CSV.
     #[arg(long)]
     replot: Option<PathBuf>,
@@ -108,7 +77,105 @@ struct Cli {
     emulator: bool,
 }
 
-fn parse_type(s: &str) -> Result<ElemType, String> {
+impl CommonFlags {
+    /// The resolved settings, with the benchmark's `out` and `cub_build_dir`; `tool` and
+    /// `argv` make the recorded command line.
+    pub fn resolve(self, out: PathBuf, cub_build_dir: PathBuf, tool: &str, argv: &[String]) -> Common {
+        let mut plan = if self.quick { Plan::QUICK } else { Plan::FULL };
+        if let Some(r) = self.reps {
+            plan.reps = r;
+        }
+        if let Some(ms) = self.min_batch_ms {
+            plan.min_batch_seconds = ms / 1e3;
+        }
+        if let Some(c) = self.min_calls {
+            plan.min_calls = c;
+        }
+        let cub = match (self.no_cub || self.emulator, self.cub_binary) {
+            (true, _) => CubSource::Skip,
+            (false, Some(path)) => CubSource::Binary(path),
+            (false, None) => CubSource::Compile { nvcc: self.nvcc },
+        };
+        Common {
+            out,
+            quick: self.quick,
+            plan,
+            cub,
+            cub_build_dir,
+            replot: self.replot,
+            emulator: self.emulator,
+            command_line: std::iter::once(tool)
+                .chain(argv.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" "),
+        }
+    }
+}
+
+/// Parses `argv` (the arguments after the program name) with the `clap` parser `C` as
+/// program `tool`.
+///
+/// # Errors
+/// `clap`'s, for `--help` and for arguments that do not parse.
+pub fn parse_as<C: clap::Parser>(tool: &str, argv: &[String]) -> Result<C, clap::Error> {
+    C::try_parse_from(std::iter::once(tool).chain(argv.iter().map(String::as_str)))
+}
+
+/// A parsed `reduce-bench` command line.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Args {
+    /// The shared settings.
+    pub common: Common,
+    /// log2 sizes, ascending.
+    pub sizes: Vec<u32>,
+    /// Element types.
+    pub types: Vec<ElemType>,
+    /// Reductions.
+    pub ops: Vec<Op>,
+    /// warpsafe implementations (names from [`WARPSAFE`]).
+    pub impls: Vec<&'static str>,
+    /// Measure the roofline.
+    pub roofline: bool,
+}
+
+/// The command line as `clap` parses it (`reduce-bench --help` prints these docs).
+#[derive(clap::Parser, Debug)]
+#[command(
+    name = "reduce-bench",
+    about = "warpsafe's reduce against CUB's DeviceReduce and a read roofline, on the GPU"
+)]
+struct Cli {
+    /// Where the CSV, SVG plot and report go.
+    #[arg(long, default_value = "target/bench")]
+    out: PathBuf,
+    /// log2 of the element counts, e.g. 16,20 (default: 10, 16, 20, 24, 26, 28; with
+    /// --quick 16 to 28, no 10).
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(0..=30))]
+    sizes: Option<Vec<u32>>,
+    /// Element types among f32, f64, i32 (default all).
+    #[arg(long, value_delimiter = ',', value_parser = parse_type)]
+    types: Option<Vec<ElemType>>,
+    /// Reductions among sum, max (default both).
+    #[arg(long, value_delimiter = ',', value_parser = parse_op)]
+    ops: Option<Vec<Op>>,
+    /// warpsafe implementations among two-pass, last-block, cooperative, auto.
+    #[arg(long, value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(WARPSAFE))]
+    impls: Option<Vec<String>>,
+    /// Where reduce_cub is compiled.
+    #[arg(long, default_value = "target/reduce-bench-cub")]
+    cub_build_dir: PathBuf,
+    /// Skip the read roofline.
+    #[arg(long)]
+    no_roofline: bool,
+    #[command(flatten)]
+    common: CommonFlags,
+}
+
+/// Parses an element type name (for `--types`).
+///
+/// # Errors
+/// A message that names the types, for any other name.
+pub fn parse_type(s: &str) -> Result<ElemType, String> {
     ElemType::parse(s).ok_or_else(|| format!("unknown type '{s}' (f32, f64, i32)"))
 }
 
@@ -124,7 +191,7 @@ fn parse_batch_ms(s: &str) -> Result<f64, String> {
 }
 
 /// `v` without repeats, in first-seen order.
-fn dedup<T: PartialEq + Clone>(mut v: Vec<T>) -> Vec<T> {
+pub fn dedup<T: PartialEq + Clone>(mut v: Vec<T>) -> Vec<T> {
     let mut seen: Vec<T> = Vec::new();
     v.retain(|x| {
         let new = !seen.contains(x);
@@ -142,30 +209,18 @@ fn dedup<T: PartialEq + Clone>(mut v: Vec<T>) -> Vec<T> {
 /// # Errors
 /// `clap`'s, for `--help` and for arguments that do not parse.
 pub fn parse(argv: &[String]) -> Result<Args, clap::Error> {
-    use clap::Parser as _;
-    let cli = Cli::try_parse_from(std::iter::once("reduce-bench").chain(argv.iter().map(String::as_str)))?;
-    let mut plan = if cli.quick { Plan::QUICK } else { Plan::FULL };
-    if let Some(r) = cli.reps {
-        plan.reps = r;
-    }
-    if let Some(ms) = cli.min_batch_ms {
-        plan.min_batch_seconds = ms / 1e3;
-    }
-    if let Some(c) = cli.min_calls {
-        plan.min_calls = c;
-    }
-    let cub = match (cli.no_cub || cli.emulator, cli.cub_binary) {
-        (true, _) => CubSource::Skip,
-        (false, Some(path)) => CubSource::Binary(path),
-        (false, None) => CubSource::Compile { nvcc: cli.nvcc },
-    };
-    let mut sizes = cli.sizes.unwrap_or_else(|| {
-        if cli.quick {
-            vec![16, 20, 24, 26, 28]
-        } else {
-            vec![10, 16, 20, 24, 26, 28]
-        }
-    });
+    let cli: Cli = parse_as("reduce-bench", argv)?;
+    let quick = cli.common.quick;
+    let mut sizes =
+        cli.sizes.unwrap_or_else(
+            || {
+                if quick {
+                    vec![16, 20, 24, 26, 28]
+                } else {
+                    vec![10, 16, 20, 24, 26, 28]
+                }
+            },
+        );
     sizes.sort();
     sizes.dedup();
     let impls: Vec<&'static str> = match cli.impls {
@@ -175,22 +230,19 @@ pub fn parse(argv: &[String]) -> Result<Args, clap::Error> {
         None => WARPSAFE.to_vec(),
     };
     Ok(Args {
-        out: cli.out,
+        common: cli.common.resolve(cli.out, cli.cub_build_dir, "reduce-bench", argv),
         sizes,
         types: dedup(cli.types.unwrap_or_else(|| ElemType::ALL.to_vec())),
         ops: dedup(cli.ops.unwrap_or_else(|| Op::ALL.to_vec())),
         impls,
-        plan,
-        cub,
-        cub_build_dir: cli.cub_build_dir,
         roofline: !cli.no_roofline,
-        replot: cli.replot,
-        emulator: cli.emulator,
-        command_line: std::iter::once("reduce-bench")
-            .chain(argv.iter().map(String::as_str))
-            .collect::<Vec<_>>()
-            .join(" "),
     })
+}
+
+/// `args` as the owned strings `parse` takes (for tests).
+#[cfg(test)]
+pub(crate) fn argv(args: &[&str]) -> Vec<String> {
+    args.iter().map(|s| s.to_string()).collect()
 }
 
 #[cfg(test)]
@@ -198,26 +250,27 @@ mod tests {
     use super::*;
 
     fn run(args: &[&str]) -> Args {
-        parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap()
+        parse(&argv(args)).unwrap()
     }
 
     fn err(args: &[&str]) -> clap::Error {
-        parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap_err()
+        parse(&argv(args)).unwrap_err()
     }
 
     #[test]
     fn defaults() {
         let a = run(&[]);
-        assert_eq!(a.out, PathBuf::from("target/bench"));
+        assert_eq!(a.common.out, PathBuf::from("target/bench"));
+        assert_eq!(a.common.cub_build_dir, PathBuf::from("target/reduce-bench-cub"));
         assert_eq!(a.sizes, vec![10, 16, 20, 24, 26, 28]);
         assert_eq!(a.types, ElemType::ALL.to_vec());
         assert_eq!(a.ops, Op::ALL.to_vec());
         assert_eq!(a.impls, WARPSAFE.to_vec());
-        assert_eq!(a.plan, Plan::FULL);
-        assert_eq!(a.cub, CubSource::Compile { nvcc: None });
+        assert_eq!(a.common.plan, Plan::FULL);
+        assert_eq!(a.common.cub, CubSource::Compile { nvcc: None });
         assert!(a.roofline);
-        assert!(!a.emulator);
-        assert_eq!(a.command_line, "reduce-bench");
+        assert!(!a.common.emulator);
+        assert_eq!(a.common.command_line, "reduce-bench");
     }
 
     #[test]
@@ -237,21 +290,30 @@ mod tests {
         assert_eq!(a.types, vec![ElemType::F32]);
         assert_eq!(a.ops, vec![Op::Sum]);
         assert_eq!(a.impls, vec!["auto", "two-pass"]);
-        assert_eq!(a.plan, Plan::QUICK);
+        assert_eq!(a.common.plan, Plan::QUICK);
         assert_eq!(run(&["--quick"]).sizes, vec![16, 20, 24, 26, 28]);
         let a = run(&["--reps", "9", "--min-batch-ms", "2.5", "--min-calls", "50"]);
-        assert_eq!((a.plan.reps, a.plan.min_batch_seconds, a.plan.min_calls), (9, 0.0025, 50));
+        assert_eq!(
+            (a.common.plan.reps, a.common.plan.min_batch_seconds, a.common.plan.min_calls),
+            (9, 0.0025, 50)
+        );
     }
 
     #[test]
     fn cub_sources() {
-        assert_eq!(run(&["--no-cub"]).cub, CubSource::Skip);
-        assert_eq!(run(&["--cub-binary", "/x/reduce_cub"]).cub, CubSource::Binary("/x/reduce_cub".into()));
-        assert_eq!(run(&["--nvcc", "/opt/nvcc"]).cub, CubSource::Compile { nvcc: Some("/opt/nvcc".into()) });
-        assert_eq!(run(&["--replot", "r.csv"]).replot, Some(PathBuf::from("r.csv")));
+        assert_eq!(run(&["--no-cub"]).common.cub, CubSource::Skip);
+        assert_eq!(
+            run(&["--cub-binary", "/x/reduce_cub"]).common.cub,
+            CubSource::Binary("/x/reduce_cub".into())
+        );
+        assert_eq!(
+            run(&["--nvcc", "/opt/nvcc"]).common.cub,
+            CubSource::Compile { nvcc: Some("/opt/nvcc".into()) }
+        );
+        assert_eq!(run(&["--replot", "r.csv"]).common.replot, Some(PathBuf::from("r.csv")));
         let e = run(&["--emulator"]);
-        assert!(e.emulator);
-        assert_eq!(e.cub, CubSource::Skip, "CUB needs the GPU");
+        assert!(e.common.emulator);
+        assert_eq!(e.common.cub, CubSource::Skip, "CUB needs the GPU");
     }
 
     #[test]

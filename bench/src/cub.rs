@@ -1,34 +1,71 @@
-//! CUB's side of the comparison: the CUDA C++ program `cub/reduce_cub.cu` (embedded in
-//! this crate, so the benchmark binary needs no source tree), built with the GPU
-//! machine's `nvcc`, run once, and its output parsed into rows.
+//! CUB's side of a comparison: a CUDA C++ program (`cub/reduce_cub.cu`, `cub/scan_cub.cu`,
+//! with the helpers they share in `cub/bench_common.cuh`; embedded in this crate, so the
+//! benchmark binaries need no source tree), built with the GPU machine's `nvcc`, run once
+//! as a child process, and its output parsed into rows.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::Context as _;
 
+use crate::cli::{Common, CubSource};
 use crate::data::{ElemType, Op, Value};
-use crate::report::{Check, Row, CUB};
-use crate::timing::Timing;
+use crate::report::{Check, Results, Row, CUB};
+use crate::timing::{Plan, Timing};
 
-/// The CUDA C++ source of the reference program.
-pub const SOURCE: &str = include_str!("../cub/reduce_cub.cu");
+/// One reference program: its name (the executable's, and the source's without `.cu`)
+/// and its source files, written side by side into the build folder; the first is the
+/// one compiled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Program {
+    /// The executable's name.
+    pub name: &'static str,
+    /// `(file name, text)`: the `.cu` file first, then the headers it includes.
+    pub files: &'static [(&'static str, &'static str)],
+}
 
-/// What the reference program printed, parsed.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct CubOutput {
+/// The helpers every program includes: error checks, the timing method, argument parsing,
+/// the input hash, the `meta` lines.
+const COMMON: (&str, &str) = ("bench_common.cuh", include_str!("../cub/bench_common.cuh"));
+
+/// `reduce-bench`'s reference: `cub::DeviceReduce`.
+pub const REDUCE: Program =
+    Program { name: "reduce_cub", files: &[("reduce_cub.cu", include_str!("../cub/reduce_cub.cu")), COMMON] };
+
+/// `scan-bench`'s reference: `cub::DeviceScan`, `cub::DeviceSelect` and a device-to-device
+/// copy.
+pub const SCAN: Program =
+    Program { name: "scan_cub", files: &[("scan_cub.cu", include_str!("../cub/scan_cub.cu")), COMMON] };
+
+impl Program {
+    /// The source that is compiled (the first file's text).
+    pub fn source(&self) -> &'static str {
+        self.files[0].1
+    }
+}
+
+/// What a reference program printed, parsed; `R` is the row type of its `cub,...` records.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CubOutput<R = Row> {
     /// `meta,<key>,<value>` lines.
     pub meta: Vec<(String, String)>,
     /// One row per `cub,...` line.
-    pub rows: Vec<Row>,
+    pub rows: Vec<R>,
     /// `error,<message>` lines.
     pub errors: Vec<String>,
     /// Lines that fit none of the above (kept for the log).
     pub other: Vec<String>,
 }
 
-/// Parses the reference program's output (the format is in `reduce_cub.cu`'s header).
-pub fn parse(text: &str) -> CubOutput {
+impl<R> Default for CubOutput<R> {
+    fn default() -> Self {
+        CubOutput { meta: Vec::new(), rows: Vec::new(), errors: Vec::new(), other: Vec::new() }
+    }
+}
+
+/// Parses a reference program's output: `meta,`, `error,` and `cub,` lines, the rest of
+/// each `cub,` line parsed by `record` (a line it refuses goes to `other`).
+pub fn parse_with<R>(text: &str, record: impl Fn(&str) -> Option<R>) -> CubOutput<R> {
     let mut out = CubOutput::default();
     for line in text.lines() {
         let line = line.trim_end();
@@ -40,7 +77,7 @@ pub fn parse(text: &str) -> CubOutput {
         } else if let Some(message) = line.strip_prefix("error,") {
             out.errors.push(message.to_string());
         } else if let Some(rest) = line.strip_prefix("cub,") {
-            match parse_record(rest) {
+            match record(rest) {
                 Some(row) => out.rows.push(row),
                 None => out.other.push(line.to_string()),
             }
@@ -51,8 +88,34 @@ pub fn parse(text: &str) -> CubOutput {
     out
 }
 
+/// Parses `reduce_cub`'s output (the format is in `reduce_cub.cu`'s header).
+pub fn parse(text: &str) -> CubOutput {
+    parse_with(text, parse_record)
+}
+
+/// A record's check field: `ok`, or `bad:<expected>`.
+pub fn parse_check(field: &str) -> Option<Check> {
+    match field {
+        "ok" => Some(Check::Ok),
+        other => Some(Check::Bad { expected: other.strip_prefix("bad:")?.to_string() }),
+    }
+}
+
+/// A timing from a record's fields as the programs print them: the median, the calls per
+/// batch, the batches, the fastest and the slowest batch (seconds per call). `None`
+/// unless every field parses and the median is positive and finite.
+pub fn parse_timing(median: &str, calls: &str, reps: &str, min: &str, max: &str) -> Option<Timing> {
+    Some(Timing {
+        seconds: median.parse().ok().filter(|s: &f64| *s > 0.0 && s.is_finite())?,
+        calls: calls.parse().ok()?,
+        reps: reps.parse().ok()?,
+        min_seconds: min.parse().ok()?,
+        max_seconds: max.parse().ok()?,
+    })
+}
+
 /// `<op>,<type>,<n>,<median>,<result>,<calls>,<reps>,<min>,<max>,<check>`.
-fn parse_record(rest: &str) -> Option<Row> {
+pub fn parse_record(rest: &str) -> Option<Row> {
     let f: Vec<&str> = rest.split(',').collect();
     if f.len() != 10 {
         return None;
@@ -60,24 +123,14 @@ fn parse_record(rest: &str) -> Option<Row> {
     let op = Op::parse(f[0])?;
     let ty = ElemType::parse(f[1])?;
     let result = Value::parse(ty, f[4])?;
-    let check = match f[9] {
-        "ok" => Check::Ok,
-        other => Check::Bad { expected: other.strip_prefix("bad:")?.to_string() },
-    };
     Some(Row {
         implementation: CUB.to_string(),
         ty,
         op: Some(op),
         n: f[2].parse().ok()?,
-        timing: Timing {
-            seconds: f[3].parse().ok().filter(|s: &f64| *s > 0.0 && s.is_finite())?,
-            calls: f[5].parse().ok()?,
-            reps: f[6].parse().ok()?,
-            min_seconds: f[7].parse().ok()?,
-            max_seconds: f[8].parse().ok()?,
-        },
+        timing: parse_timing(f[3], f[5], f[6], f[7], f[8])?,
         result: result.to_string(),
-        check,
+        check: parse_check(f[9])?,
         detail: String::new(),
     })
 }
@@ -121,29 +174,33 @@ pub fn nvcc_args(source: &Path, exe: &Path, arch: &str) -> Vec<String> {
     ]
 }
 
-/// A stamp of what a build depends on: the source and the compiler path.
-fn stamp(nvcc: &Path) -> String {
-    // FNV-1a of the source: enough to notice an edit.
-    let hash = SOURCE
-        .bytes()
+/// A stamp of what a build depends on: the program's files and the compiler path.
+fn stamp(program: &Program, nvcc: &Path) -> String {
+    // FNV-1a of the files: enough to notice an edit.
+    let hash = program
+        .files
+        .iter()
+        .flat_map(|(name, text)| name.bytes().chain(text.bytes()))
         .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
     format!("{hash:016x} {}", nvcc.display())
 }
 
-/// Builds the reference program into `dir` (reusing an earlier build of the same source
-/// with the same `nvcc`) and returns the executable's path. The compiler's output goes to
-/// `log`.
-pub fn build(nvcc: &Path, dir: &Path, log: &mut String) -> anyhow::Result<PathBuf> {
+/// Builds `program` into `dir` (reusing an earlier build of the same files with the same
+/// `nvcc`) and returns the executable's path. The compiler's output goes to `log`.
+pub fn build(program: &Program, nvcc: &Path, dir: &Path, log: &mut String) -> anyhow::Result<PathBuf> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let source = dir.join("reduce_cub.cu");
-    let exe = dir.join("reduce_cub");
-    let stamp_path = dir.join("reduce_cub.stamp");
-    let want = stamp(nvcc);
+    let source = dir.join(program.files[0].0);
+    let exe = dir.join(program.name);
+    let stamp_path = dir.join(format!("{}.stamp", program.name));
+    let want = stamp(program, nvcc);
     if exe.is_file() && std::fs::read_to_string(&stamp_path).is_ok_and(|s| s == want) {
         log.push_str(&format!("reusing {} (same source and nvcc)\n", exe.display()));
         return Ok(exe);
     }
-    std::fs::write(&source, SOURCE).with_context(|| format!("writing {}", source.display()))?;
+    for (name, text) in program.files {
+        let path = dir.join(name);
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
     let mut failures = Vec::new();
     for arch in ARCHS {
         let args = nvcc_args(&source, &exe, arch);
@@ -163,16 +220,9 @@ pub fn build(nvcc: &Path, dir: &Path, log: &mut String) -> anyhow::Result<PathBu
     anyhow::bail!("nvcc failed ({}); its output is in the log", failures.join(", "))
 }
 
-/// The reference program's arguments for a run over `sizes` (log2), `types` and `ops`.
-pub fn run_args(sizes: &[u32], types: &[ElemType], ops: &[Op], plan: &crate::timing::Plan) -> Vec<String> {
-    let join = |items: Vec<String>| items.join(",");
+/// The timing flags every program takes, from `plan`.
+pub fn plan_args(plan: &Plan) -> Vec<String> {
     vec![
-        "--sizes".into(),
-        join(sizes.iter().map(|s| s.to_string()).collect()),
-        "--types".into(),
-        join(types.iter().map(|t| t.name().to_string()).collect()),
-        "--ops".into(),
-        join(ops.iter().map(|o| o.name().to_string()).collect()),
         "--reps".into(),
         plan.reps.to_string(),
         "--min-batch-ms".into(),
@@ -182,19 +232,111 @@ pub fn run_args(sizes: &[u32], types: &[ElemType], ops: &[Op], plan: &crate::tim
     ]
 }
 
-/// Runs the reference program with `args`; returns its parsed output and raw text
-/// (stdout, then stderr). A non-zero exit status is reported in `errors`, not as an
-/// error, so that whatever it measured before failing is kept.
-pub fn run(exe: &Path, args: &[String]) -> anyhow::Result<(CubOutput, String)> {
+/// A comma-separated list, as the programs take them.
+pub fn list<T: ToString>(items: impl IntoIterator<Item = T>) -> String {
+    items.into_iter().map(|i| i.to_string()).collect::<Vec<_>>().join(",")
+}
+
+/// `reduce_cub`'s arguments for a run over `sizes` (log2), `types` and `ops`.
+pub fn run_args(sizes: &[u32], types: &[ElemType], ops: &[Op], plan: &Plan) -> Vec<String> {
+    let mut args = vec![
+        "--sizes".into(),
+        list(sizes),
+        "--types".into(),
+        list(types.iter().map(|t| t.name())),
+        "--ops".into(),
+        list(ops.iter().map(|o| o.name())),
+    ];
+    args.extend(plan_args(plan));
+    args
+}
+
+/// Runs a reference program with `args`; returns its output parsed by [`parse_with`] with
+/// `record`, and its raw text (stdout, then stderr). A non-zero exit status is reported in
+/// `errors`, not as an error, so that whatever it measured before failing is kept.
+pub fn run_with<R>(
+    exe: &Path,
+    args: &[String],
+    record: impl Fn(&str) -> Option<R>,
+) -> anyhow::Result<(CubOutput<R>, String)> {
     let output =
         Command::new(exe).args(args).output().with_context(|| format!("running {}", exe.display()))?;
     let mut raw = String::from_utf8_lossy(&output.stdout).into_owned();
     raw.push_str(&String::from_utf8_lossy(&output.stderr));
-    let mut parsed = parse(&String::from_utf8_lossy(&output.stdout));
+    let mut parsed = parse_with(&String::from_utf8_lossy(&output.stdout), record);
     if !output.status.success() {
         parsed.errors.push(format!("{} exited with {}", exe.display(), output.status));
     }
     Ok((parsed, raw))
+}
+
+/// Builds (or takes) and runs `program` with `args` as `common` asks; `None` when CUB is
+/// skipped. Progress goes to stderr prefixed with `tool`, the build and the run's output
+/// to `log`.
+pub fn obtain_and_run<R>(
+    tool: &str,
+    program: &Program,
+    common: &Common,
+    args: &[String],
+    record: impl Fn(&str) -> Option<R>,
+    log: &mut String,
+) -> anyhow::Result<Option<CubOutput<R>>> {
+    let exe = match &common.cub {
+        CubSource::Skip => return Ok(None),
+        CubSource::Binary(path) => path.clone(),
+        CubSource::Compile { nvcc } => {
+            let nvcc = find_nvcc(nvcc.as_deref()).ok_or_else(|| {
+                anyhow::anyhow!("nvcc not found (give --nvcc PATH or --cub-binary PATH, or --no-cub)")
+            })?;
+            eprintln!("{tool}: building CUB's reference with {}", nvcc.display());
+            build(program, &nvcc, &common.cub_build_dir, log)?
+        }
+    };
+    eprintln!("{tool}: running {} {}", exe.display(), args.join(" "));
+    let started = std::time::Instant::now();
+    let (output, raw) = run_with(&exe, args, record)?;
+    log.push_str(&format!(
+        "$ {} {}\n{raw}(took {:.1} s)\n",
+        exe.display(),
+        args.join(" "),
+        started.elapsed().as_secs_f64()
+    ));
+    for line in &output.other {
+        eprintln!("{tool}: CUB printed: {line}");
+    }
+    Ok(Some(output))
+}
+
+/// Adds what [`obtain_and_run`] returned to `results`: its facts (as `cub_<key>`), its
+/// rows, and its errors to `failures`; when it failed, says so in `results` (fact `cub`),
+/// on stderr and in `log`.
+pub fn merge<R>(
+    tool: &str,
+    outcome: anyhow::Result<Option<CubOutput<R>>>,
+    results: &mut Results<R>,
+    failures: &mut Vec<String>,
+    log: &mut String,
+) {
+    match outcome {
+        Ok(Some(output)) => {
+            for (k, v) in output.meta {
+                results.set_meta(&format!("cub_{k}"), v);
+            }
+            for e in &output.errors {
+                eprintln!("{tool}: CUB: {e}");
+                failures.push(format!("CUB: {e}"));
+            }
+            results.rows.extend(output.rows);
+        }
+        Ok(None) => {}
+        Err(err) => {
+            let message = format!("CUB is left out of this run: {err:#}");
+            eprintln!("{tool}: {message}");
+            log.push_str(&message);
+            log.push('\n');
+            results.set_meta("cub", format!("not measured: {err:#}"));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -260,12 +402,30 @@ error,cudaMalloc failed at reduce_cub.cu:1: cudaErrorMemoryAllocation (out of me
         );
     }
 
+    fn explicit_nvcc() -> &'static Path {
+        Path::new("/opt/nvcc")
+    }
+
     #[test]
     fn nvcc_command_and_source() {
         let args = nvcc_args(Path::new("/x/reduce_cub.cu"), Path::new("/x/reduce_cub"), ARCHS[0]);
         assert_eq!(args.join(" "), "-O3 -std=c++17 -arch=native -o /x/reduce_cub /x/reduce_cub.cu");
-        assert!(SOURCE.contains("cub::DeviceReduce::Sum") && SOURCE.contains("cub::DeviceReduce::Max"));
-        let explicit = Path::new("/opt/nvcc");
-        assert_eq!(find_nvcc(Some(explicit)), Some(explicit.to_path_buf()));
+        let reduce = REDUCE.source();
+        assert!(reduce.contains("cub::DeviceReduce::Sum") && reduce.contains("cub::DeviceReduce::Max"));
+        let scan = SCAN.source();
+        for call in [
+            "DeviceScan::InclusiveSum",
+            "DeviceScan::ExclusiveSum",
+            "DeviceSelect::If",
+            "DeviceSelect::Flagged",
+        ] {
+            assert!(scan.contains(call), "{call}");
+        }
+        for program in [REDUCE, SCAN] {
+            assert!(program.source().contains("#include \"bench_common.cuh\""), "{}", program.name);
+            assert_eq!(program.files[0].0, format!("{}.cu", program.name));
+        }
+        assert_ne!(stamp(&REDUCE, explicit_nvcc()), stamp(&SCAN, explicit_nvcc()));
+        assert_eq!(find_nvcc(Some(explicit_nvcc())), Some(explicit_nvcc().to_path_buf()));
     }
 }

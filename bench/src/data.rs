@@ -109,7 +109,9 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-fn hash(salt: u64, i: u64) -> u64 {
+/// The input hash: SplitMix64's output function of index `i` offset by a multiple of `salt` (the same
+/// function as `hash` in `cub/bench_common.cuh`).
+pub fn hash(salt: u64, i: u64) -> u64 {
     mix(i.wrapping_add((salt + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)))
 }
 
@@ -252,27 +254,15 @@ impl Element for i32 {
 /// on all cores and returns its exact reference.
 pub fn generate<T: Element>(shape: &Shape, out: &mut [T]) -> Reference {
     debug_assert_eq!(out.len() as u64, shape.n);
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 64);
-    let chunk = out.len().div_ceil(workers).max(1);
-    let parts: Vec<Reference> = std::thread::scope(|scope| {
-        let handles: Vec<_> = out
-            .chunks_mut(chunk)
-            .enumerate()
-            .map(|(w, part)| {
-                scope.spawn(move || {
-                    let start = (w * chunk) as u64;
-                    let mut r = Reference { sum: 0, max: i64::MIN };
-                    for (offset, slot) in part.iter_mut().enumerate() {
-                        let v = shape.raw(start + offset as u64);
-                        *slot = T::from_raw(v);
-                        r.sum += v;
-                        r.max = r.max.max(v);
-                    }
-                    r
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or(Reference { sum: 0, max: i64::MIN })).collect()
+    let parts = crate::par::chunks_mut(out, |start, part| {
+        let mut r = Reference { sum: 0, max: i64::MIN };
+        for (offset, slot) in part.iter_mut().enumerate() {
+            let v = shape.raw((start + offset) as u64);
+            *slot = T::from_raw(v);
+            r.sum += v;
+            r.max = r.max.max(v);
+        }
+        r
     });
     parts.into_iter().fold(Reference { sum: 0, max: i64::MIN }, |a, b| Reference {
         sum: a.sum + b.sum,

@@ -7,18 +7,26 @@
 //! - `reduce-bench`: warpsafe's reduce (each strategy and the automatic choice) against
 //!   CUB's `DeviceReduce` and a read-only roofline kernel, for sum and max over f32, f64
 //!   and i32 at 2^10 to 2^28 elements; prints a table and the targets, writes a
-//!   CSV and an SVG plot.
+//!   CSV and an SVG plot;
+//! - `scan-bench`: warpsafe's device-wide scans and selections (`Scanner`, `Selector`)
+//!   against CUB's `DeviceScan` and `DeviceSelect` and a device-to-device copy, for f32,
+//!   f64 and i32 at 2^10 to 2^28 elements (and i32 past 2^31 with `--huge`); prints
+//!   markdown tables and the targets, writes a CSV and an SVG plot.
 //!
-//! This library holds everything of `reduce-bench` that needs no GPU (input data and
-//! references, the timing method, CUB's program and its output, the table, CSV and
-//! plot), so that it is unit-tested on any machine.
+//! This library holds everything of `reduce-bench` and `scan-bench` that needs no GPU
+//! (input data and references, the timing method, CUB's programs and their output, the
+//! tables, CSV and plots, the flow they share in [`harness`]; `scan-bench`'s own parts in
+//! [`scan`]), so that it is unit-tested on any machine.
 
 pub mod cli;
 pub mod cub;
 pub mod data;
+pub mod harness;
 pub mod meta;
+pub mod par;
 pub mod plot;
 pub mod report;
+pub mod scan;
 pub mod stats;
 pub mod targets;
 pub mod timing;

@@ -1,8 +1,12 @@
-//! The benchmark's results: one [`Row`] per implementation, type, operation and size;
-//! the derived columns (GB/s, ratio to CUB, fraction of the roofline); the printed table;
-//! and the CSV, which `--replot` reads back.
+//! A benchmark's results ([`Results`]: facts and rows, of any row type), their CSV form
+//! (`# key: value` fact lines, then records; `--replot` reads it back) and the report's
+//! header; and `reduce-bench`'s rows: one [`Row`] per implementation, type, operation and
+//! size, the derived columns (GB/s, ratio to CUB, fraction of the roofline) and the
+//! printed table.
 
 use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
 
 use crate::data::{ElemType, Op};
 use crate::timing::Timing;
@@ -29,7 +33,8 @@ pub enum Check {
 }
 
 impl Check {
-    fn to_field(&self) -> String {
+    /// The CSV field: `ok`, `bad:<expected>` or `-`.
+    pub fn to_field(&self) -> String {
         match self {
             Check::Ok => "ok".into(),
             Check::Bad { expected } => format!("bad:{expected}"),
@@ -37,7 +42,8 @@ impl Check {
         }
     }
 
-    fn from_field(field: &str) -> Option<Check> {
+    /// Reads back what [`Check::to_field`] wrote.
+    pub fn from_field(field: &str) -> Option<Check> {
         match field {
             "ok" => Some(Check::Ok),
             "-" => Some(Check::NotChecked),
@@ -82,15 +88,21 @@ impl Row {
 }
 
 /// A whole run: `key: value` facts about it (GPU, driver, date, ...) and its rows.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Results {
+#[derive(Clone, Debug, PartialEq)]
+pub struct Results<R = Row> {
     /// Facts, in the order they were found.
     pub meta: Vec<(String, String)>,
     /// Every measurement.
-    pub rows: Vec<Row>,
+    pub rows: Vec<R>,
 }
 
-impl Results {
+impl<R> Default for Results<R> {
+    fn default() -> Self {
+        Results { meta: Vec::new(), rows: Vec::new() }
+    }
+}
+
+impl<R> Results<R> {
     /// The value of fact `key`.
     pub fn meta(&self, key: &str) -> Option<&str> {
         self.meta.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
@@ -104,7 +116,9 @@ impl Results {
             None => self.meta.push((key.to_string(), value)),
         }
     }
+}
 
+impl Results<Row> {
     /// The row of `implementation` at `(ty, op, n)`.
     pub fn find(&self, implementation: &str, ty: ElemType, op: Option<Op>, n: u64) -> Option<&Row> {
         self.rows.iter().find(|r| r.implementation == implementation && r.ty == ty && r.op == op && r.n == n)
@@ -162,7 +176,8 @@ pub fn size_label(n: u64) -> String {
     }
 }
 
-fn optional(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
+/// `f(v)`, or `-` for `None`.
+pub fn optional(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map_or_else(|| "-".to_string(), f)
 }
 
@@ -208,21 +223,22 @@ pub fn table(results: &Results) -> String {
 pub const CSV_HEADER: &str = "implementation,type,op,n,bytes,seconds_per_call,gb_per_s,ratio_to_cub,\
 fraction_of_roofline,calls_per_batch,reps,min_seconds_per_call,max_seconds_per_call,result,check,detail";
 
-/// One CSV line (the `csv` crate writes and reads it; the field names are the header).
-/// The derived columns (`gb_per_s`, `ratio_to_cub`, `fraction_of_roofline`) are written
-/// for readers of the file and recomputed, not read, by [`from_csv`].
-#[derive(serde::Serialize, serde::Deserialize)]
-struct CsvRow {
+/// One CSV record of a benchmark, by position: each benchmark names the columns in its
+/// own header, the same but for the third (what ran), the ninth (the fraction of which
+/// ceiling) and the fourteenth (what it returned). The derived columns (`gb_per_s`,
+/// `ratio_to_cub`, the fraction) are written for readers of the file and recomputed, not
+/// read, by [`from_records`].
+#[derive(Serialize, Deserialize)]
+pub struct Record {
     implementation: String,
-    #[serde(rename = "type")]
     ty: String,
-    op: String,
+    what: String,
     n: u64,
     bytes: u64,
     seconds_per_call: f64,
     gb_per_s: String,
     ratio_to_cub: String,
-    fraction_of_roofline: String,
+    fraction: String,
     calls_per_batch: u32,
     reps: u32,
     min_seconds_per_call: f64,
@@ -232,96 +248,231 @@ struct CsvRow {
     detail: String,
 }
 
-/// The CSV: `# key: value` lines for the facts, then the header and one record per row
+/// The columns every benchmark's rows have.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Parts {
+    /// Who ran.
+    pub implementation: String,
+    /// Element type.
+    pub ty: ElemType,
+    /// Elements.
+    pub n: u64,
+    /// The measurement.
+    pub timing: Timing,
+    /// The result's check.
+    pub check: Check,
+    /// How it ran.
+    pub detail: String,
+}
+
+/// A row that has a CSV record.
+pub trait CsvRow: Sized {
+    /// The shared columns.
+    fn parts(&self) -> Parts;
+    /// The third column (what ran) and the fourteenth (what it returned).
+    fn what_and_result(&self) -> (String, String);
+    /// Bytes a call moves.
+    fn bytes(&self) -> u64;
+    /// The row again from its parts and those two columns; the error names the column that
+    /// does not parse.
+    ///
+    /// # Errors
+    /// The name of the column that does not parse.
+    fn from_parts(parts: Parts, what: &str, result: &str) -> Result<Self, &'static str>;
+}
+
+/// `row`'s record, with its ratio to CUB and its fraction of the benchmark's ceiling.
+pub fn to_record<R: CsvRow>(row: &R, ratio_to_cub: Option<f64>, fraction: Option<f64>) -> Record {
+    let p = row.parts();
+    let (what, result) = row.what_and_result();
+    let bytes = row.bytes();
+    Record {
+        implementation: p.implementation,
+        ty: p.ty.name().to_string(),
+        what,
+        n: p.n,
+        bytes,
+        seconds_per_call: p.timing.seconds,
+        gb_per_s: format!("{:.3}", bytes as f64 / p.timing.seconds / 1e9),
+        ratio_to_cub: optional(ratio_to_cub, |r| format!("{r:.4}")),
+        fraction: optional(fraction, |f| format!("{f:.4}")),
+        calls_per_batch: p.timing.calls,
+        reps: p.timing.reps,
+        min_seconds_per_call: p.timing.min_seconds,
+        max_seconds_per_call: p.timing.max_seconds,
+        result,
+        check: p.check.to_field(),
+        detail: p.detail,
+    }
+}
+
+/// The rows of `records` (with their line numbers, for messages).
+///
+/// # Errors
+/// `line N: bad <column>` for the first record that does not parse.
+pub fn from_records<R: CsvRow>(records: Vec<(usize, Record)>) -> Result<Vec<R>, String> {
+    records
+        .into_iter()
+        .map(|(line, r)| {
+            let bad = |what: &str| format!("line {line}: bad {what}");
+            let parts = Parts {
+                implementation: r.implementation,
+                ty: ElemType::parse(&r.ty).ok_or_else(|| bad("type"))?,
+                n: r.n,
+                timing: Timing {
+                    seconds: r.seconds_per_call,
+                    min_seconds: r.min_seconds_per_call,
+                    max_seconds: r.max_seconds_per_call,
+                    calls: r.calls_per_batch,
+                    reps: r.reps,
+                },
+                check: Check::from_field(&r.check).ok_or_else(|| bad("check"))?,
+                detail: r.detail,
+            };
+            R::from_parts(parts, &r.what, &r.result).map_err(bad)
+        })
+        .collect()
+}
+
+/// A CSV: `# key: value` lines for the facts, then `header` and one line per record
 /// (written by the `csv` crate, which quotes what needs quoting).
-pub fn to_csv(results: &Results) -> String {
+pub fn write_csv(
+    meta: &[(String, String)],
+    header: &str,
+    records: impl IntoIterator<Item = Record>,
+) -> String {
     let mut out = String::new();
-    for (k, v) in &results.meta {
+    for (k, v) in meta {
         let _ = writeln!(out, "# {k}: {}", v.replace(['\n', '\r'], " "));
     }
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    for row in &results.rows {
-        let record = CsvRow {
-            implementation: row.implementation.clone(),
-            ty: row.ty.name().to_string(),
-            op: row.op.map_or("read", Op::name).to_string(),
-            n: row.n,
-            bytes: row.bytes(),
-            seconds_per_call: row.timing.seconds,
-            gb_per_s: format!("{:.3}", row.gb_per_s()),
-            ratio_to_cub: optional(results.ratio_to_cub(row), |r| format!("{r:.4}")),
-            fraction_of_roofline: optional(results.fraction_of_roofline(row), |f| format!("{f:.4}")),
-            calls_per_batch: row.timing.calls,
-            reps: row.timing.reps,
-            min_seconds_per_call: row.timing.min_seconds,
-            max_seconds_per_call: row.timing.max_seconds,
-            result: row.result.clone(),
-            check: row.check.to_field(),
-            detail: row.detail.clone(),
-        };
+    out.push_str(header);
+    out.push('\n');
+    let mut writer = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
+    for record in records {
         // Serialising plain fields into memory cannot fail.
         writer.serialize(record).expect("writing a CSV record to memory");
     }
     let bytes = writer.into_inner().expect("flushing a CSV writer into memory");
-    if results.rows.is_empty() {
-        out.push_str(CSV_HEADER);
-        out.push('\n');
-    }
     out.push_str(&String::from_utf8_lossy(&bytes));
     out
 }
 
-/// Reads back what [`to_csv`] wrote: the `# key: value` facts, then the records (with
-/// the `csv` crate). Errors name the line.
-pub fn from_csv(text: &str) -> Result<Results, String> {
-    let mut results = Results::default();
+/// Reads back what [`write_csv`] wrote: the facts, and each record with its line number
+/// (for messages). Errors name the line; `tool` names the CSV when its header is not
+/// `header`.
+///
+/// # Errors
+/// A message with the line number.
+#[allow(clippy::type_complexity)]
+pub fn read_csv(
+    text: &str,
+    header: &str,
+    tool: &str,
+) -> Result<(Vec<(String, String)>, Vec<(usize, Record)>), String> {
+    let mut meta = Vec::new();
     let facts = text.lines().take_while(|l| l.starts_with("# ")).count();
     for line in text.lines().take(facts) {
         let fact = &line[2..];
         let (k, v) = fact
             .split_once(": ")
-            .ok_or_else(|| format!("line {}: expected '# key: value'", results.meta.len() + 1))?;
-        results.meta.push((k.to_string(), v.to_string()));
+            .ok_or_else(|| format!("line {}: expected '# key: value'", meta.len() + 1))?;
+        meta.push((k.to_string(), v.to_string()));
     }
     let body: String = text.lines().skip(facts).map(|l| format!("{l}\n")).collect();
     if body.trim().is_empty() {
         return Err("no CSV header found".into());
     }
-    let mut reader = csv::ReaderBuilder::new().from_reader(body.as_bytes());
-    let headers = reader.headers().map_err(|e| format!("line {}: {e}", facts + 1))?.clone();
-    if headers.iter().collect::<Vec<_>>().join(",") != CSV_HEADER {
-        return Err(format!("line {}: not the reduce-bench CSV header", facts + 1));
+    let mut reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(body.as_bytes());
+    let mut lines = reader.records();
+    let first = lines.next().transpose().map_err(|e| format!("line {}: {e}", facts + 1))?;
+    if first.is_none_or(|h| h.iter().collect::<Vec<_>>().join(",") != header) {
+        return Err(format!("line {}: not the {tool} CSV header", facts + 1));
     }
-    for record in reader.deserialize::<CsvRow>() {
-        let record = record.map_err(|e| {
-            let line = e.position().map_or(0, |p| p.line() as usize);
-            format!("line {}: {e}", facts + line)
-        })?;
-        let line = facts + results.rows.len() + 2;
-        let bad = |what: &str| format!("line {line}: bad {what}");
-        let ty = ElemType::parse(&record.ty).ok_or_else(|| bad("type"))?;
-        let op = match record.op.as_str() {
+    let columns = header.split(',').count();
+    let mut records = Vec::new();
+    for record in lines {
+        let line = facts + records.len() + 2;
+        let record = record.map_err(|e| format!("line {line}: {e}"))?;
+        if record.len() != columns {
+            return Err(format!("line {line}: {} fields, not {columns}", record.len()));
+        }
+        records.push((line, record.deserialize(None).map_err(|e| format!("line {line}: {e}"))?));
+    }
+    Ok((meta, records))
+}
+
+impl CsvRow for Row {
+    fn parts(&self) -> Parts {
+        Parts {
+            implementation: self.implementation.clone(),
+            ty: self.ty,
+            n: self.n,
+            timing: self.timing,
+            check: self.check.clone(),
+            detail: self.detail.clone(),
+        }
+    }
+    fn what_and_result(&self) -> (String, String) {
+        (self.op.map_or("read", Op::name).to_string(), self.result.clone())
+    }
+    fn bytes(&self) -> u64 {
+        Row::bytes(self)
+    }
+    fn from_parts(p: Parts, what: &str, result: &str) -> Result<Row, &'static str> {
+        let op = match what {
             "read" => None,
-            name => Some(Op::parse(name).ok_or_else(|| bad("op"))?),
+            name => Some(Op::parse(name).ok_or("op")?),
         };
-        results.rows.push(Row {
-            implementation: record.implementation,
-            ty,
-            op,
-            n: record.n,
-            timing: Timing {
-                seconds: record.seconds_per_call,
-                min_seconds: record.min_seconds_per_call,
-                max_seconds: record.max_seconds_per_call,
-                calls: record.calls_per_batch,
-                reps: record.reps,
-            },
-            result: record.result,
-            check: Check::from_field(&record.check).ok_or_else(|| bad("check"))?,
-            detail: record.detail,
-        });
+        let Parts { implementation, ty, n, timing, check, detail } = p;
+        Ok(Row { implementation, ty, op, n, timing, result: result.to_string(), check, detail })
     }
-    Ok(results)
+}
+
+/// The CSV of `reduce-bench`'s results.
+pub fn to_csv(results: &Results) -> String {
+    let records =
+        results.rows.iter().map(|r| to_record(r, results.ratio_to_cub(r), results.fraction_of_roofline(r)));
+    write_csv(&results.meta, CSV_HEADER, records)
+}
+
+/// Reads back what [`to_csv`] wrote. Errors name the line.
+///
+/// # Errors
+/// A message with the line number.
+pub fn from_csv(text: &str) -> Result<Results, String> {
+    let (meta, records) = read_csv(text, CSV_HEADER, "reduce-bench")?;
+    Ok(Results { meta, rows: from_records(records)? })
+}
+
+/// A report's header for a run of `tool`: what ran where and when, from the facts the
+/// benchmarks record (`gpu`, `driver`, CUB's `cub_*`, `method`, `command`, ...).
+pub fn header<R>(tool: &str, results: &Results<R>) -> String {
+    let get = |k: &str| results.meta(k).unwrap_or("?");
+    let mut h = String::new();
+    let _ = writeln!(
+        h,
+        "{tool}, {} on {} ({} SMs, compute capability {}), driver {}, CUDA driver API {}",
+        get("date"),
+        get("gpu"),
+        get("multiprocessors"),
+        get("compute_capability"),
+        get("driver"),
+        get("cub_cuda_driver_api")
+    );
+    let _ = writeln!(
+        h,
+        "CUB {} built by nvcc {} (CUDA runtime {}); warpsafe PTX {}",
+        get("cub_cub"),
+        get("cub_nvcc"),
+        get("cub_cuda_runtime"),
+        get("warpsafe_ptx")
+    );
+    for (key, label) in [("cub", "CUB"), ("method", "method"), ("command", "command")] {
+        if let Some(v) = results.meta(key) {
+            let _ = writeln!(h, "{label}: {v}");
+        }
+    }
+    h
 }
 
 #[cfg(test)]
@@ -334,13 +485,7 @@ pub(crate) mod tests {
             ty,
             op,
             n,
-            timing: Timing {
-                seconds,
-                min_seconds: seconds * 0.99,
-                max_seconds: seconds * 1.02,
-                calls: 20,
-                reps: 7,
-            },
+            timing: crate::timing::sample(seconds),
             result: if op.is_some() { "42".into() } else { String::new() },
             check: if op.is_some() { Check::Ok } else { Check::NotChecked },
             detail: format!("{implementation} 132x256"),

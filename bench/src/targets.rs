@@ -93,36 +93,37 @@ fn roofline_target(results: &Results, n: u64, min_fraction: f64) -> Verdict {
     Verdict { status, target, detail }
 }
 
-fn auto_everywhere(results: &Results, min_ratio: f64) -> Verdict {
-    let target = format!("auto >= {min_ratio:.2}x CUB at every size, type and op");
-    let mut points: Vec<(f64, &Row)> = results
-        .rows
-        .iter()
-        .filter(|r| r.implementation == "auto")
-        .filter_map(|r| results.ratio_to_cub(r).map(|q| (q, r)))
-        .collect();
+/// A target that every point must meet: `points` are `(ratio, label)`; PASS when none is
+/// below `min_ratio`, and the detail names the worst and those below. SKIP with `skip`
+/// when there are no points.
+pub fn every_point(target: String, mut points: Vec<(f64, String)>, min_ratio: f64, skip: &str) -> Verdict {
     if points.is_empty() {
-        return Verdict { status: Status::Skip, target, detail: "auto or CUB not measured".into() };
+        return Verdict { status: Status::Skip, target, detail: skip.to_string() };
     }
     points.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let below: Vec<String> = points
-        .iter()
-        .filter(|(q, _)| *q < min_ratio)
-        .map(|(q, r)| format!("{} {} {} {q:.2}x", r.ty, r.op.map_or("read", Op::name), size_label(r.n)))
-        .collect();
-    let (worst_q, worst) = points[0];
-    let worst_text = format!(
-        "worst {} {} {} {worst_q:.2}x over {} points",
-        worst.ty,
-        worst.op.map_or("read", Op::name),
-        size_label(worst.n),
-        points.len()
-    );
+    let below: Vec<String> =
+        points.iter().filter(|(q, _)| *q < min_ratio).map(|(q, label)| format!("{label} {q:.2}x")).collect();
+    let (worst_q, worst) = &points[0];
+    let worst_text = format!("worst {worst} {worst_q:.2}x over {} points", points.len());
     if below.is_empty() {
         Verdict { status: Status::Pass, target, detail: worst_text }
     } else {
         Verdict { status: Status::Miss, target, detail: format!("{worst_text}; below: {}", below.join(", ")) }
     }
+}
+
+fn auto_everywhere(results: &Results, min_ratio: f64) -> Verdict {
+    let target = format!("auto >= {min_ratio:.2}x CUB at every size, type and op");
+    let points = results
+        .rows
+        .iter()
+        .filter(|r| r.implementation == "auto")
+        .filter_map(|r| {
+            let label = format!("{} {} {}", r.ty, r.op.map_or("read", Op::name), size_label(r.n));
+            results.ratio_to_cub(r).map(|q| (q, label))
+        })
+        .collect();
+    every_point(target, points, min_ratio, "auto or CUB not measured")
 }
 
 /// Every target of the issue, in its order.

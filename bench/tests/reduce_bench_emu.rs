@@ -3,31 +3,14 @@
 //! runs on the CPU emulator, and every result matches the host reference. Times on the
 //! emulator mean nothing and are not looked at.
 
-use std::process::Command;
+mod common;
 
 use warpsafe_bench::data::{ElemType, Op};
 use warpsafe_bench::report::{self, Check, ROOFLINE, WARPSAFE};
 
 #[test]
 fn dry_run_on_the_emulator_checks_every_result() {
-    let out = std::env::temp_dir().join(format!("reduce-bench-emu-{}", std::process::id()));
-    let status = Command::new(env!("CARGO_BIN_EXE_reduce-bench"))
-        .args([
-            "--emulator",
-            "--sizes",
-            "4,10",
-            "--reps",
-            "1",
-            "--min-calls",
-            "1",
-            "--min-batch-ms",
-            "0",
-            "--out",
-        ])
-        .arg(&out)
-        .status()
-        .expect("running reduce-bench");
-    assert!(status.success(), "reduce-bench --emulator failed: {status}");
+    let out = common::dry_run(env!("CARGO_BIN_EXE_reduce-bench"), "reduce-bench-emu", &["--sizes", "4,10"]);
     let csv = std::fs::read_to_string(out.join("reduce-bench.csv")).unwrap();
     let results = report::from_csv(&csv).unwrap();
     assert!(results.meta("gpu").is_some_and(|g| g.contains("emulator")));

@@ -11,7 +11,9 @@ use anyhow::Context as _;
 use bytemuck::Pod;
 use warpsafe::op::{Max, Sum};
 use warpsafe_bench::cli::Args;
-use warpsafe_bench::data::{generate, ElemType, Element, Op, Reference, Shape};
+use warpsafe_bench::data::{generate, Element, Op, Reference, Shape};
+use warpsafe_bench::for_each_type;
+use warpsafe_bench::harness::Session;
 use warpsafe_bench::report::{Check, Results, Row, ROOFLINE};
 use warpsafe_bench::timing::{self, Plan, StreamClock, Timing};
 use warpsafe_bench_kernels::{bench_read_x2, bench_read_x4, bench_read_x8};
@@ -167,59 +169,21 @@ impl Roofline {
 /// returned list and the run goes on; only failures that leave nothing to measure (no
 /// GPU, no kernels, no memory for the input) end it.
 pub fn measure(args: &Args, results: &mut Results, log: &mut String) -> anyhow::Result<Vec<String>> {
-    let device = if args.emulator {
-        Device::emulator()
-    } else {
-        Device::gpu().context("reduce-bench needs a CUDA GPU (or --emulator for a dry run)")?
-    };
-    results.set_meta("gpu", device.name());
-    results.set_meta("multiprocessors", device.multiprocessor_count().to_string());
-    if let Some(gpu) = device.as_gpu() {
-        let (major, minor) = gpu.compute_capability();
-        results.set_meta("compute_capability", format!("{major}.{minor}"));
-        results.set_meta("warpsafe_ptx", format!("sm_{}", gpu.ptx_arch()));
-    }
-    let stream = device.stream()?;
-    let module = device.load(&BENCH).context("loading the roofline kernels (sm_90 PTX)")?;
-    let mut roofline = if args.roofline { Some(Roofline::new(&device, &module)?) } else { None };
     let measurements = args.types.len()
         * args.sizes.len()
         * (args.ops.len() * args.impls.len() + usize::from(args.roofline));
-    // A progress bar on a terminal (hidden otherwise); the log lines go above it.
-    let progress = indicatif::ProgressBar::new(measurements as u64).with_style(
-        indicatif::ProgressStyle::with_template("{bar:32} {pos}/{len} measurements, {msg} [{elapsed}]")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    let mut ctx = Ctx {
-        progress: &progress,
-        device: &device,
-        stream: &stream,
-        args,
-        roofline: roofline.as_mut(),
-        results,
-        log,
-        failures: Vec::new(),
-    };
-    for &ty in &args.types {
-        match ty {
-            ElemType::F32 => bench_type::<f32>(&mut ctx)?,
-            ElemType::F64 => bench_type::<f64>(&mut ctx)?,
-            ElemType::I32 => bench_type::<i32>(&mut ctx)?,
-        }
-    }
-    progress.finish_and_clear();
-    Ok(ctx.failures)
+    let s = Session::open("reduce-bench", args.common.emulator, measurements, results, log)?;
+    let module = s.device.load(&BENCH).context("loading the roofline kernels (sm_90 PTX)")?;
+    let roofline = if args.roofline { Some(Roofline::new(&s.device, &module)?) } else { None };
+    let mut ctx = Ctx { s, args, roofline };
+    for_each_type!(&args.types, bench_type(&mut ctx));
+    Ok(ctx.s.finish())
 }
 
 struct Ctx<'a> {
-    progress: &'a indicatif::ProgressBar,
-    device: &'a Device,
-    stream: &'a Stream,
+    s: Session<'a, Row>,
     args: &'a Args,
-    roofline: Option<&'a mut Roofline>,
-    results: &'a mut Results,
-    log: &'a mut String,
-    failures: Vec<String>,
+    roofline: Option<Roofline>,
 }
 
 fn bench_type<T>(ctx: &mut Ctx<'_>) -> anyhow::Result<()>
@@ -233,36 +197,36 @@ where
     let mut reducers: Vec<(Op, Box<dyn BenchReducer<T>>)> = Vec::new();
     for &op in &ctx.args.ops {
         let reducer: Box<dyn BenchReducer<T>> = match op {
-            Op::Sum => {
-                Box::new(Reducer::<T, Sum>::new(ctx.device).with_context(|| format!("Reducer<{ty}, Sum>"))?)
-            }
-            Op::Max => {
-                Box::new(Reducer::<T, Max>::new(ctx.device).with_context(|| format!("Reducer<{ty}, Max>"))?)
-            }
+            Op::Sum => Box::new(
+                Reducer::<T, Sum>::new(&ctx.s.device).with_context(|| format!("Reducer<{ty}, Sum>"))?,
+            ),
+            Op::Max => Box::new(
+                Reducer::<T, Max>::new(&ctx.s.device).with_context(|| format!("Reducer<{ty}, Max>"))?,
+            ),
         };
         reducers.push((op, reducer));
     }
-    let mut out = ctx.device.alloc_zeroed::<T>(1)?;
+    let mut out = ctx.s.device.alloc_zeroed::<T>(1)?;
     for &log2n in &ctx.args.sizes {
         let n = 1u64 << log2n;
         let started = std::time::Instant::now();
-        ctx.progress.set_message(format!("{ty} 2^{log2n}"));
+        ctx.s.progress.bar.set_message(format!("{ty} 2^{log2n}"));
         let shape = Shape::new(ty, n).context("empty input")?;
         let mut host = vec![T::default(); n as usize];
         let reference = generate(&shape, &mut host);
-        let input = ctx.device.upload(&host).with_context(|| format!("uploading {ty} x 2^{log2n}"))?;
+        let input = ctx.s.device.upload(&host).with_context(|| format!("uploading {ty} x 2^{log2n}"))?;
         drop(host);
-        if let Some(roofline) = ctx.roofline.as_deref_mut() {
+        if let Some(roofline) = ctx.roofline.as_mut() {
             let bytes = n * ty.size();
             if bytes >= 16 && bytes.is_multiple_of(16) {
                 let (timing, detail) = roofline.measure(
-                    ctx.device,
-                    ctx.stream,
-                    &ctx.args.plan,
+                    &ctx.s.device,
+                    &ctx.s.stream,
+                    &ctx.args.common.plan,
                     input.device_address(),
                     bytes,
                 )?;
-                ctx.results.rows.push(Row {
+                ctx.s.results.rows.push(Row {
                     implementation: ROOFLINE.into(),
                     ty,
                     op: None,
@@ -273,26 +237,18 @@ where
                     detail,
                 });
             }
-            ctx.progress.inc(1);
+            ctx.s.progress.bar.inc(1);
         }
         for (op, reducer) in reducers.iter_mut() {
             for &name in &ctx.args.impls {
                 let Some(s) = strategy(name) else { continue };
                 reducer.set_strategy(s);
-                match bench_one(ctx, reducer.as_mut(), &input, &mut out, *op, name, reference) {
-                    Ok(row) => ctx.results.rows.push(row),
-                    Err(err) => {
-                        let message = format!("warpsafe {name} {op} {ty} 2^{log2n}: {err:#}");
-                        ctx.progress.suspend(|| eprintln!("reduce-bench: {message}"));
-                        let _ = writeln!(ctx.log, "{message}");
-                        ctx.failures.push(message);
-                    }
-                }
-                ctx.progress.inc(1);
+                let measured = bench_one(ctx, reducer.as_mut(), &input, &mut out, *op, name, reference);
+                ctx.s.keep(measured, || format!("warpsafe {name} {op} {ty} 2^{log2n}"));
             }
         }
         let seconds = started.elapsed().as_secs_f64();
-        ctx.progress.suspend(|| eprintln!("reduce-bench: {ty} 2^{log2n} measured in {seconds:.1} s"));
+        ctx.s.progress.note(&format!("{ty} 2^{log2n} measured in {seconds:.1} s"));
     }
     Ok(())
 }
@@ -314,16 +270,16 @@ fn bench_one<T: Element + Pod>(
     out.copy_from_host(&[poison])?;
     let out = &*out;
     let read_back = |ctx: &Ctx<'_>| -> anyhow::Result<T> {
-        ctx.stream.synchronize()?;
+        ctx.s.stream.synchronize()?;
         out.download()?.first().copied().context("empty output buffer")
     };
     // SAFETY: `input` and `out` outlive the synchronisation in `read_back`.
-    unsafe { reducer.enqueue(ctx.stream, input, out)? };
+    unsafe { reducer.enqueue(&ctx.s.stream, input, out)? };
     let first = read_back(ctx)?;
-    let mut clock = StreamClock(ctx.stream);
-    let timing = timing::measure(&mut clock, &ctx.args.plan, || {
+    let mut clock = StreamClock(&ctx.s.stream);
+    let timing = timing::measure(&mut clock, &ctx.args.common.plan, || {
         // SAFETY: as above; `measure` ends with a wait for its last event.
-        unsafe { reducer.enqueue(ctx.stream, input, out) }
+        unsafe { reducer.enqueue(&ctx.s.stream, input, out) }
     })?;
     let last = read_back(ctx)?;
     let check = if !first.value().same_bits(&expected) {
@@ -334,7 +290,7 @@ fn bench_one<T: Element + Pod>(
         Check::Ok
     };
     if check != Check::Ok {
-        let _ = writeln!(ctx.log, "{name} {op} {} {}: {:?}", T::TYPE, input.len(), check);
+        let _ = writeln!(ctx.s.log, "{name} {op} {} {}: {:?}", T::TYPE, input.len(), check);
     }
     Ok(Row {
         implementation: name.to_string(),

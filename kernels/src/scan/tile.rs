@@ -116,6 +116,29 @@ impl<T: Pod> Stage<T> {
         }
     }
 
+    /// Writes element slot `index` of the warp's staging, as plain scratch (no rotation):
+    /// for compacting a segment.
+    ///
+    /// # Safety
+    /// `index < 32 * ITEMS` of the stage; no other lane accesses the slot until a
+    /// `bar.warp.sync` after this.
+    #[inline(always)]
+    pub unsafe fn write_slot(&self, index: usize, value: T) {
+        // SAFETY: the caller's contract.
+        unsafe { self.elements.write_unchecked(index, value) }
+    }
+
+    /// Reads element slot `index` of the warp's staging, as [`Stage::write_slot`] wrote it.
+    ///
+    /// # Safety
+    /// `index < 32 * ITEMS` of the stage, written before a `bar.warp.sync` that precedes
+    /// this.
+    #[inline(always)]
+    pub unsafe fn read_slot(&self, index: usize) -> T {
+        // SAFETY: the caller's contract.
+        unsafe { self.elements.read_unchecked(index) }
+    }
+
     /// Passes the calling lane's run, in order, to `visit`, one 16-byte vector at a time
     /// (so only a few elements are in registers at once).
     ///

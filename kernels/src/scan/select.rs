@@ -73,6 +73,9 @@ impl<T: PartialOrd + Copy> Predicate<T> for GreaterThan<T> {
 /// 128-byte runs against 1650 µs with 64).
 pub const RUN_BYTES: usize = 64;
 
+// The kept-items mask is a `u64`: one bit per item of a run.
+const _: () = assert!(items_per_thread::<u8>() <= 64);
+
 /// Elements each thread of a selection of `T` holds.
 pub const fn items_per_thread<T>() -> usize {
     tile::items_per_thread::<T>(RUN_BYTES)
@@ -131,19 +134,19 @@ pub unsafe fn select<T: Pod, P: Predicate<T>, S: TileStatus<u64>, const ITEMS: u
     // elements, not written during the launch.
     unsafe { tile::load::<T, ITEMS>(input, segment_start::<ITEMS>(tile), len, T::zeroed(), stage) };
     let first = tile * tile_len + thread::linear_thread_idx() as u64 * ITEMS as u64;
-    // Bit i: item i is kept (ITEMS <= 128); a mask rather than an array, so that little is
-    // held in registers during the look-back.
-    let mut keep = 0u128;
+    // Bit i: item i is kept (ITEMS <= 64 with 64-byte runs); a mask rather than an array,
+    // so that little is held in registers during the look-back.
+    let mut keep = 0u64;
     if form & FLAGGED != 0 {
         // SAFETY: flagged: `flags` holds `len` bytes, not written during the launch.
         let bytes: [u8; ITEMS] = unsafe { tile::load_run(flags, first, len, 0) };
         for (i, byte) in bytes.iter().enumerate() {
-            keep |= ((*byte != 0) as u128) << i;
+            keep |= ((*byte != 0) as u64) << i;
         }
     } else {
         let mut i = 0;
         let mark = |item: T| {
-            keep |= (predicate.keep(item) as u128) << i;
+            keep |= (predicate.keep(item) as u64) << i;
             i += 1;
         };
         // SAFETY: the lane's own run, staged by `load` (which ends with a warp barrier).
@@ -151,8 +154,8 @@ pub unsafe fn select<T: Pod, P: Predicate<T>, S: TileStatus<u64>, const ITEMS: u
     }
     // Nothing past the input.
     let in_input = len.saturating_sub(first).min(ITEMS as u64);
-    if in_input < 128 {
-        keep &= (1u128 << in_input) - 1;
+    if in_input < 64 {
+        keep &= (1u64 << in_input) - 1;
     }
     let count = keep.count_ones() as u64;
     // SAFETY: forwarded from the caller; every thread of the block is here.
@@ -198,7 +201,7 @@ unsafe fn compact_and_write<T: Pod, const ITEMS: usize>(
     stage: Stage<T>,
     first: u64,
     len: u64,
-    keep: u128,
+    keep: u64,
     rank: u64,
     count: u64,
     output: *mut T,

@@ -241,7 +241,7 @@ fn user_operators_that_do_not_commute_or_move_12_bytes() {
 #[test]
 fn look_back_under_many_emulator_schedules() {
     // Many blocks resident, a different interleaving per seed: tiles meet predecessors
-    // with nothing, an aggregate or a window end published.
+    // with nothing published yet, an aggregate, a window's total or its base.
     for seed in SEEDS {
         let device = emulator(seed);
         let n = 70 * 256 + 5;

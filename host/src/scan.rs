@@ -293,10 +293,12 @@ impl LookBackScratch {
             if needed > self.status.len() {
                 // A new allocation is zeroed: no word holds any epoch.
                 self.status = self.device.alloc_zeroed(needed)?;
-            } else if self.dirty.get() || wraps {
+            } else {
                 self.status.copy_from_host(&vec![0; self.status.len()])?;
-                self.epoch.set(0);
             }
+            // Zeroed words hold no epoch, so the epochs may start again (and must, when
+            // they were about to wrap).
+            self.epoch.set(0);
             if self.dirty.get() {
                 self.counter.copy_from_host(&[0])?;
                 self.dirty.set(false);
@@ -323,8 +325,8 @@ fn launch_shape(
     shared_bytes: usize,
 ) -> Result<(LaunchConfig, u64), Error> {
     let tiles = (len as u64).div_ceil(tile).max(1);
-    let max_tiles = 1u64 << 32;
-    if tiles > max_tiles || tiles > u32::MAX as u64 {
+    // One block per tile, and a ticket counter of 32 bits.
+    if tiles > u32::MAX as u64 {
         return Err(Error::InputTooLarge {
             operation,
             len,

@@ -377,13 +377,14 @@ pub const fn slot_words<T>() -> usize {
 /// Publishes `value` as block `block`'s partial: word `w` of its bytes goes to
 /// `slots[block * slot_words + w]` as `(epoch << 32) | word`, each with one
 /// `st.relaxed.gpu.b64`, which is single-copy atomic: a reader sees the word and its
-/// epoch together or not at all.
+/// epoch together or not at all. (The look-back of `crate::scan` keeps its status slots
+/// in the same epoch-tagged words, through this function and [`read_slots`].)
 ///
 /// # Safety
 /// `slots` holds `slot_words::<T>()` `u64`s for block `block`, 8-byte aligned in global
 /// memory, accessed only atomically during the launch.
 #[inline(always)]
-unsafe fn publish<T: Pod>(slots: *mut u64, block: u64, value: T, epoch: u32) {
+pub(crate) unsafe fn publish<T: Pod>(slots: *mut u64, block: u64, value: T, epoch: u32) {
     let bytes = bytemuck::bytes_of(&value);
     for w in 0..slot_words::<T>() {
         let mut word = [0u8; 4];
@@ -405,7 +406,7 @@ unsafe fn publish<T: Pod>(slots: *mut u64, block: u64, value: T, epoch: u32) {
 /// # Safety
 /// As for [`publish`].
 #[inline(always)]
-unsafe fn read_slots<T: Pod>(slots: *mut u64, block: u64, epoch: u32) -> (T, bool) {
+pub(crate) unsafe fn read_slots<T: Pod>(slots: *mut u64, block: u64, epoch: u32) -> (T, bool) {
     let mut value = T::zeroed();
     let mut current = true;
     let bytes = bytemuck::bytes_of_mut(&mut value);

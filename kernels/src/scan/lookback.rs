@@ -52,7 +52,9 @@
 //!
 //! # Status words and memory order
 //! [`TaggedStatus`] stores a value of `T` as one 64-bit word per 32 bits of `T`, each
-//! holding 32 bits of the value in its low half and the launch's *epoch* in its high half.
+//! holding 32 bits of the value in its low half and the launch's *epoch* in its high half
+//! (the format of the partials of [`crate::reduce::grid::last_block`], written and read by
+//! the same functions).
 //! Each word is written by one `st.relaxed.gpu.b64` and read by one `ld.relaxed.gpu.b64`;
 //! aligned 64-bit accesses are single-copy atomic, so a reader sees a word's epoch and
 //! value bits from the same store. A reader accepts a value only when every word carries
@@ -73,10 +75,10 @@ use core::mem::size_of;
 use bytemuck::Pod;
 
 use crate::arch::{FULL_MASK, WARP_SIZE};
-use crate::atomic::{DeviceAtomicU32, DeviceAtomicU64, Relaxed};
+use crate::atomic::{DeviceAtomicU32, Relaxed};
 use crate::barrier;
 use crate::op::Operator;
-use crate::reduce::warp;
+use crate::reduce::{grid, warp};
 use crate::shared::{self, SharedSlice};
 use crate::thread;
 use crate::warp as raw;
@@ -155,20 +157,10 @@ pub unsafe trait TileStatus<T: Pod>: Copy {
     unsafe fn read(self, slot: Slot) -> Option<T>;
 }
 
-/// 64-bit words per value of `T` in [`TaggedStatus`]: one per 32 bits (at least one).
-const fn words_per_value<T>() -> usize {
-    let words = size_of::<T>().div_ceil(4);
-    if words == 0 {
-        1
-    } else {
-        words
-    }
-}
-
 /// 64-bit status words that [`TaggedStatus`] uses for `tiles` tiles of `T`: 34 slots per
 /// window of 32 tiles, one word per 32 bits of `T` each.
 pub const fn status_words<T>(tiles: u64) -> u64 {
-    tiles.div_ceil(WINDOW) * Slot::PER_WINDOW * words_per_value::<T>() as u64
+    tiles.div_ceil(WINDOW) * Slot::PER_WINDOW * grid::slot_words::<T>() as u64
 }
 
 /// warpsafe's status slots: every 32 bits of a value beside the launch's epoch in one
@@ -192,14 +184,6 @@ impl TaggedStatus {
     pub unsafe fn new(words: *mut u64, epoch: u32) -> TaggedStatus {
         TaggedStatus { words, epoch }
     }
-
-    /// The atomic view of word `w` of `slot`.
-    #[inline(always)]
-    fn word<T>(self, slot: Slot, w: usize) -> &'static DeviceAtomicU64 {
-        // SAFETY: `new`'s contract: the slot's words exist, are aligned, and are accessed
-        // only atomically, by threads of this GPU, during the launch.
-        unsafe { DeviceAtomicU64::from_ptr(self.words.add(slot.position() * words_per_value::<T>() + w)) }
-    }
 }
 
 // SAFETY: a value is accepted only when all its words carry this launch's epoch; each
@@ -208,27 +192,15 @@ impl TaggedStatus {
 unsafe impl<T: Pod> TileStatus<T> for TaggedStatus {
     #[inline(always)]
     unsafe fn publish(self, slot: Slot, value: T) {
-        let bytes = bytemuck::bytes_of(&value);
-        for w in 0..words_per_value::<T>() {
-            let mut word = [0u8; 4];
-            let (start, end) = ((4 * w).min(bytes.len()), (4 * w + 4).min(bytes.len()));
-            word[..end - start].copy_from_slice(&bytes[start..end]);
-            let tagged = (self.epoch as u64) << 32 | u32::from_ne_bytes(word) as u64;
-            self.word::<T>(slot, w).store(tagged, Relaxed);
-        }
+        // SAFETY: `new`'s contract: the slot's words exist, are aligned, and are accessed
+        // only atomically, by threads of this GPU, during the launch.
+        unsafe { grid::publish(self.words, slot.position() as u64, value, self.epoch) }
     }
 
     #[inline(always)]
     unsafe fn read(self, slot: Slot) -> Option<T> {
-        let mut value = T::zeroed();
-        let bytes = bytemuck::bytes_of_mut(&mut value);
-        let mut current = true;
-        for w in 0..words_per_value::<T>() {
-            let word = self.word::<T>(slot, w).load(Relaxed);
-            current &= (word >> 32) as u32 == self.epoch;
-            let (start, end) = ((4 * w).min(bytes.len()), (4 * w + 4).min(bytes.len()));
-            bytes[start..end].copy_from_slice(&(word as u32).to_ne_bytes()[..end - start]);
-        }
+        // SAFETY: as above.
+        let (value, current) = unsafe { grid::read_slots(self.words, slot.position() as u64, self.epoch) };
         current.then_some(value)
     }
 }

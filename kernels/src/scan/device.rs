@@ -23,9 +23,10 @@ use crate::thread;
 /// 512 works).
 pub const BLOCK_THREADS: u32 = 256;
 
-/// Bytes of a thread's run in a scan: 128 (32 `f32`s), measured fastest on an H100 for
-/// f32 sums at 2^24 to 2^28 elements (1038 µs at 2^28 against 1135 µs with 64-byte
-/// runs: half the look-backs per byte, at 70 registers instead of 48).
+/// Bytes of a thread's run in a scan: 128 (32 `f32`s). Half the look-backs per byte of
+/// 64-byte runs, at 64 registers instead of 48; measured on an H100 for f32 sums at 2^28
+/// elements: 933 µs, against 1135 µs with 64-byte runs (in an earlier build of the same
+/// staging).
 pub const RUN_BYTES: usize = 128;
 
 /// Elements each thread of a scan over `T` holds.
@@ -35,13 +36,13 @@ pub const fn items_per_thread<T>() -> usize {
 
 /// Elements one tile of a scan over `T` covers with `threads` per block.
 pub const fn tile_elements<T>(threads: u32) -> u64 {
-    threads as u64 * items_per_thread::<T>() as u64
+    tile::tile_elements::<T>(RUN_BYTES, threads)
 }
 
 /// Bytes of dynamic shared memory a scan over `T` needs with `threads` per block: the
 /// look-back's, then the tile's staging.
 pub const fn shared_bytes<T>(threads: u32) -> usize {
-    lookback::prefix_bytes::<T>() + threads as usize * items_per_thread::<T>() * core::mem::size_of::<T>()
+    lookback::prefix_bytes::<T>() + tile::staging_bytes::<T>(RUN_BYTES, threads)
 }
 
 /// Where the calling warp's segment of tile `tile` starts, for tiles of `ITEMS` per thread.
@@ -58,7 +59,7 @@ pub(super) fn segment_start<const ITEMS: usize>(tile: u64) -> u64 {
 ///
 /// # Safety
 /// - Launched with `ceil(len / (threads * ITEMS))` blocks (at least 1, at most 2^32) of a
-///   multiple of 32 threads, at most 1024, and [`shared_bytes`]`::<T>(threads)` bytes of
+///   multiple of 32 threads, at most 512, and [`shared_bytes`]`::<T>(threads)` bytes of
 ///   dynamic shared memory; every thread runs this once.
 /// - `input` is valid for reads and `output` for writes of `len` elements, aligned for
 ///   `T`; they are the same buffer or do not overlap; nothing else accesses them during

@@ -83,13 +83,13 @@ pub const fn items_per_thread<T>() -> usize {
 
 /// Elements one tile of a selection of `T` covers with `threads` per block.
 pub const fn tile_elements<T>(threads: u32) -> u64 {
-    threads as u64 * items_per_thread::<T>() as u64
+    tile::tile_elements::<T>(RUN_BYTES, threads)
 }
 
 /// Bytes of dynamic shared memory a selection of `T` needs with `threads` per block: the
 /// look-back's (over `u64` counts), then the tile's staging.
 pub const fn shared_bytes<T>(threads: u32) -> usize {
-    lookback::prefix_bytes::<u64>() + threads as usize * items_per_thread::<T>() * core::mem::size_of::<T>()
+    lookback::prefix_bytes::<u64>() + tile::staging_bytes::<T>(RUN_BYTES, threads)
 }
 
 /// `form` bit: keep by the flags buffer (non-zero byte) instead of the predicate.

@@ -3,21 +3,22 @@
 //! Each thread owns `ITEMS` consecutive elements of the tile (a *blocked* arrangement:
 //! thread `r` holds elements `r * ITEMS .. (r + 1) * ITEMS`), so its part of a scan is a
 //! plain loop and only one value per thread takes part in the block-wide scan. Read
-//! directly, blocked runs make every load instruction of a warp touch 32 runs 64 bytes
-//! apart (an uncoalesced pattern: 16 cache lines per instruction). So each warp stages its
-//! *segment* of the tile (32 runs) in its own region of shared memory:
+//! directly, blocked runs make every load instruction of a warp touch 32 runs of 64 or 128
+//! bytes (an uncoalesced pattern: 16 or more cache lines per instruction). So each warp
+//! stages its *segment* of the tile (32 runs) in its own region of shared memory:
 //!
 //! - global ↔ shared in *striped* order: lane `l` moves 16-byte vectors `l`, `l + 32`,
-//!   `l + 64`, `l + 96` of the segment, so each instruction of the warp covers 512
-//!   contiguous bytes; loads are coherent `ld.global.v4.b32`, all of a lane's issued
+//!   `l + 64`, ... of the segment, so each instruction of the warp covers 512 contiguous
+//!   bytes; loads are coherent `ld.global.v4.b32`, all of a lane's issued
 //!   before any is stored to shared memory (never the read-only cache: an in-place scan
 //!   writes the elements it read); stores are `st.global.v4.b32`;
-//! - shared ↔ registers in blocked order: lane `l` moves its own four vectors;
+//! - shared ↔ registers in blocked order: lane `l` moves its own run's vectors;
 //! - a `bar.warp.sync` between the two, since lanes exchange data.
 //!
-//! The vectors of a run sit in shared memory in a rotated order (vector `k` of lane `l`'s
-//! run at position `k ^ ((l >> 1) & 3)` of the run), so that the 8 lanes of each phase of
-//! a blocked 16-byte access hit 8 different groups of four banks: conflict-free both ways.
+//! The vectors of a run sit in shared memory in a rotated order (`vector_slot`: with
+//! four vectors per run, vector `k` of lane `l`'s run at position `k ^ ((l >> 1) & 3)`),
+//! so that the 8 lanes of each phase of a blocked 16-byte access hit 8 different groups of
+//! four banks: conflict-free both ways.
 //!
 //! Types whose size does not divide 16 and the tile that ends past the input move one
 //! element at a time (striped, with a bound check), through the same staging.
@@ -52,10 +53,15 @@ pub const fn items_per_thread<T>(run_bytes: usize) -> usize {
     }
 }
 
+/// Elements of `T` one tile covers with `threads` per block and runs of `run_bytes`.
+pub const fn tile_elements<T>(run_bytes: usize, threads: u32) -> u64 {
+    threads as u64 * items_per_thread::<T>(run_bytes) as u64
+}
+
 /// Bytes of shared memory the staging of a tile of `T` takes with `threads` per block and
-/// `ITEMS` per thread.
-pub const fn staging_bytes<T, const ITEMS: usize>(threads: u32) -> usize {
-    threads as usize * ITEMS * size_of::<T>()
+/// runs of `run_bytes`.
+pub const fn staging_bytes<T>(run_bytes: usize, threads: u32) -> usize {
+    tile_elements::<T>(run_bytes, threads) as usize * size_of::<T>()
 }
 
 /// Whether runs of `ITEMS` elements of `T` move as 16-byte vectors: `T`'s size divides
@@ -81,6 +87,22 @@ const fn vectors_per_run<T, const ITEMS: usize>() -> usize {
 #[derive(Clone, Copy, Pod, Zeroable)]
 #[repr(C, align(16))]
 struct Vector([u32; 4]);
+
+impl Vector {
+    /// Element `k` of the vector read as `T`s (`T`'s size divides 16).
+    #[inline(always)]
+    fn element<T: Pod>(&self, k: usize) -> T {
+        let size = size_of::<T>();
+        bytemuck::pod_read_unaligned(&bytemuck::bytes_of(self)[k * size..(k + 1) * size])
+    }
+
+    /// Sets element `k` of the vector read as `T`s.
+    #[inline(always)]
+    fn set_element<T: Pod>(&mut self, k: usize, value: T) {
+        let size = size_of::<T>();
+        bytemuck::bytes_of_mut(self)[k * size..(k + 1) * size].copy_from_slice(bytemuck::bytes_of(&value));
+    }
+}
 
 /// Where vector `k` of lane `lane`'s run of `vectors` vectors sits in the segment's
 /// staging (module docs): the run's vectors rotated by the lane's position among the 8
@@ -182,12 +204,10 @@ impl<T: Pod> Stage<T> {
                 // SAFETY: the lane's own slot, in bounds (32 runs of `vectors` vectors);
                 // ordered after its writer by the caller's warp barrier.
                 let mut vector = unsafe { self.vectors.read_unchecked(slot) };
-                let bytes = bytemuck::bytes_of_mut(&mut vector);
                 for i in 0..VECTOR_BYTES / size {
-                    let element = &mut bytes[i * size..(i + 1) * size];
-                    let new = update(bytemuck::pod_read_unaligned(element));
+                    let new = update(vector.element(i));
                     if WRITE {
-                        element.copy_from_slice(bytemuck::bytes_of(&new));
+                        vector.set_element(i, new);
                     }
                 }
                 if WRITE {
@@ -233,8 +253,6 @@ pub unsafe fn load<T: Pod, const ITEMS: usize>(
     if vectors > 0 {
         let per_vector = VECTOR_BYTES / size;
         let aligned = (data as usize).is_multiple_of(VECTOR_BYTES);
-        // Every load first (in registers, in flight together), then the stores to shared
-        // memory.
         let slot = |g: usize| vector_slot(vectors, (g / vectors) as u32, g % vectors);
         if whole && aligned {
             // Every load first (in registers, in flight together), then the stores to
@@ -266,8 +284,7 @@ pub unsafe fn load<T: Pod, const ITEMS: usize>(
                     let index = first + (g * per_vector + k) as u64;
                     // SAFETY: index < len.
                     let value = if index < len { unsafe { data.add(index as usize).read() } } else { fill };
-                    bytemuck::bytes_of_mut(&mut vector)[k * size..(k + 1) * size]
-                        .copy_from_slice(bytemuck::bytes_of(&value));
+                    vector.set_element(k, value);
                 }
                 // SAFETY: as above.
                 unsafe { stage.vectors.write_unchecked(slot(g), vector) };
@@ -329,13 +346,11 @@ pub unsafe fn store<T: Pod, const ITEMS: usize>(data: *mut T, first: u64, len: u
                 let g = v * WARP_SIZE as usize + lane;
                 // SAFETY: written before the warp barrier; in bounds.
                 let vector = unsafe { stage.vectors.read_unchecked(slot(g)) };
-                let bytes = bytemuck::bytes_of(&vector);
                 for k in 0..per_vector {
                     let index = first + (g * per_vector + k) as u64;
                     if index < len {
-                        let value = bytemuck::pod_read_unaligned(&bytes[k * size..(k + 1) * size]);
                         // SAFETY: index < len.
-                        unsafe { data.add(index as usize).write(value) };
+                        unsafe { data.add(index as usize).write(vector.element(k)) };
                     }
                 }
             }
@@ -382,9 +397,8 @@ pub unsafe fn load_run<T: Pod, const ITEMS: usize>(
             // is aligned and every run is a multiple of 16 bytes).
             let vector =
                 Vector(unsafe { arch::load_global_16(data.add(first as usize + v * per_vector).cast()) });
-            let bytes = bytemuck::bytes_of(&vector);
             for (i, item) in items[v * per_vector..(v + 1) * per_vector].iter_mut().enumerate() {
-                *item = bytemuck::pod_read_unaligned(&bytes[i * size..(i + 1) * size]);
+                *item = vector.element(i);
             }
         }
     } else {

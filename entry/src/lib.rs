@@ -61,3 +61,4 @@ pub mod kernels {
 
 pub mod reduce;
 pub mod scan;
+pub mod segmented;

@@ -435,3 +435,28 @@ fn auto_picks_by_average_length() {
     assert_eq!(pick(65536 << 10, 1 << 10), SegmentStrategy::Block);
     assert_eq!(pick(0, 0), SegmentStrategy::Thread);
 }
+
+// ---------------------------------------------------------------------------------------
+// Past 2^31 elements (GPU only)
+
+#[test]
+fn huge_segments_past_2_31_elements() {
+    let Some(device) = warpsafe_tests::gpu_or_skip("huge_segmented").map(Device::from) else { return };
+    let n = (1u64 << 31) + 5;
+    let input = device.upload(&vec![1i32; n as usize]).unwrap();
+    let mut reducer = SegmentedReducer::<i32, Sum>::new(&device).unwrap();
+    let segment_len = 1u64 << 20;
+    let mut output = device.alloc_zeroed::<i32>(n.div_ceil(segment_len) as usize).unwrap();
+    reducer.reduce_fixed(&input, segment_len, &mut output).unwrap();
+    let got = output.download().unwrap();
+    assert!(got[..got.len() - 1].iter().all(|&x| x == segment_len as i32));
+    assert_eq!(got[got.len() - 1], 5);
+    // Offsets past 2^31, in every strategy: one segment straddles 2^31.
+    let offsets = device.upload(&[0, (1u64 << 31) - 3, (1 << 31) + 2, n]).unwrap();
+    let mut output = device.alloc_zeroed::<i32>(3).unwrap();
+    for strategy in SegmentStrategy::ALL {
+        reducer.set_strategy(strategy);
+        reducer.reduce_offsets(&input, &offsets, &mut output).unwrap();
+        assert_eq!(output.download().unwrap(), [i32::MAX - 2, 5, 3], "{strategy:?}");
+    }
+}

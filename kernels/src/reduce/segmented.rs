@@ -22,7 +22,7 @@
 //! | strategy | function | who reduces one segment |
 //! | --- | --- | --- |
 //! | thread | [`tile_per_segment`]`::<_, _, 1>` | one thread (many segments per thread over the grid) |
-//! | tile of 4 or 16 lanes | [`tile_per_segment`]`::<_, _, 4>`, `::<_, _, 16>` | an aligned [`Tile`] of the warp, combined with the tile's shuffles |
+//! | tile of 4 or 16 lanes | [`tile_per_segment`]`::<_, _, 4>`, `::<_, _, 16>` | an aligned [`Tile`] of the warp, combined with the tile's shuffles (without the per-call presence check, which the launch shape proves) |
 //! | warp | [`tile_per_segment`]`::<_, _, 32>` | a whole warp |
 //! | block | [`block_per_segment`] | a whole block, combined with [`block::reduce`] |
 //!
@@ -191,10 +191,14 @@ pub unsafe fn tile_per_segment<T: Pod, Op: Operator<T>, const LANES: u32>(
 ) {
     let tile: Tile<LANES> = Warp::this().tiles::<LANES>();
     let rank = tile.thread_rank() as u64;
+    // SAFETY: the block size is a multiple of 32 (contract), so the tile has all its
+    // LANES lanes, and none returns before the loop ends. Every lane of a tile has the
+    // same `s`, so the same trip count: all of them reach each `reduce` below together
+    // (the folds' lane-dependent loops end before it, where the lanes reconverge). The
+    // emulator still checks this.
+    let tile = unsafe { tile.assume_present() };
     let tiles = thread::grid_threads_x() / LANES as u64;
     let mut s = thread::global_index_x() / LANES as u64;
-    // The trip count is the same for every lane of a tile (they share `s`), so the
-    // tile's lanes are converged at its reduce.
     while s < segments.count() {
         let (begin, end) = segments.bounds(s);
         // SAFETY: a range from `bounds`.

@@ -9,8 +9,10 @@
 #![no_std]
 
 pub mod kernels {
+    use warpsafe::bytemuck::Pod;
+    use warpsafe::op::Sum;
+    use warpsafe::reduce::warp;
     use warpsafe::thread;
-    use warpsafe::warp::{self, WarpSum};
 
     /// Shared body of the warp-sum kernels: warp `w` of the grid sums
     /// `input[32*w .. 32*w + 32]` (missing elements count as zero) into `out[w]`.
@@ -20,7 +22,10 @@ pub mod kernels {
     /// ones, and the block size is a multiple of 32 (every warp is full and every thread
     /// reaches the warp sum; threads past `len` contribute zero instead of leaving).
     #[inline(always)]
-    unsafe fn warp_sums<T: WarpSum>(input: *const T, len: u64, out: *mut T, zero: T) {
+    unsafe fn warp_sums<T: Pod>(input: *const T, len: u64, out: *mut T, zero: T)
+    where
+        Sum: warpsafe::op::Operator<T>,
+    {
         let i = thread::global_index_x();
         let value = if i < len {
             // SAFETY: i < len and `input` holds len elements.
@@ -30,7 +35,7 @@ pub mod kernels {
         };
         // SAFETY: the block size is a multiple of 32 and no thread has returned, so all
         // 32 lanes of every warp arrive here together.
-        let total = unsafe { warp::sum_full_warp(value) };
+        let total = unsafe { warp::reduce_full(value, Sum) };
         let warp_index = i / 32;
         if thread::lane_id() == 0 && warp_index < len.div_ceil(32) {
             // SAFETY: warp_index < len.div_ceil(32), the length of `out`.

@@ -36,10 +36,12 @@ mod sealed {
 
 impl Device {
     /// Sums each run of 32 consecutive elements (the last run may be shorter) with one warp
-    /// per run, each warp with five `shfl.sync.down` steps. Returns
+    /// per run, through warpsafe's warp reduction (`warpsafe::reduce::warp::reduce_full`):
+    /// `redux.sync.add` for `u32` on sm_80+, five `shfl.sync.bfly` steps otherwise. Returns
     /// `input.len().div_ceil(32)` sums; an empty input gives an empty result without
-    /// touching the device. `u32` sums wrap on overflow; `f32` sums add in the tree order
-    /// of the shuffles, the same on both backends.
+    /// touching the device. `u32` sums wrap on overflow; `f32` sums add pairwise in the
+    /// butterfly's order (neighbours first: `(x0 + x1) + (x2 + x3)`, ...), the same bits on
+    /// both backends.
     ///
     /// ```
     /// # fn main() -> Result<(), warpsafe_host::Error> {

@@ -393,7 +393,7 @@ pub trait Group: Copy + sealed::Sealed {
     fn reduce<T: Pod, Op: Operator<T>>(&self, value: T, op: Op) -> T {
         let _site = check_present::<Self>(self.mask(), c"reduce");
         // SAFETY: as for `sync`.
-        unsafe { reduce_present(self.mask(), value, op) }
+        unsafe { warp::reduce_sync(self.mask(), value, op) }
     }
 
     /// Inclusive scan in rank order: rank `r` gets `combine` of ranks `0..=r`.
@@ -463,56 +463,6 @@ pub trait Group: Copy + sealed::Sealed {
     unsafe fn assume_present(self) -> Unchecked<Self> {
         Unchecked { group: self }
     }
-}
-
-/// Reduction over `mask` in rank order, result in every lane.
-///
-/// # Safety
-/// The caller is in `mask` and every lane of `mask` calls this together.
-#[inline(always)]
-unsafe fn reduce_present<T: Pod, Op: Operator<T>>(mask: u32, value: T, op: Op) -> T {
-    if mask == FULL_MASK {
-        // SAFETY: the whole warp is the mask, all of it present (caller's contract). The
-        // constant size lets the five steps unroll.
-        return unsafe { butterfly(FULL_MASK, WARP_SIZE, value, op) };
-    }
-    if is_aligned_segment(mask) {
-        // SAFETY: as above, for a full tile.
-        return unsafe { butterfly(mask, mask.count_ones(), value, op) };
-    }
-    // Any other mask: the rank tree (lower ranks first, then a broadcast).
-    // SAFETY: caller's contract.
-    unsafe { warp::reduce_over_ranks(mask, value, |a, b| op.combine(a, b)) }
-}
-
-/// Butterfly reduction over an aligned segment of `size` lanes (`mask`). After the step
-/// of distance d each lane holds the combination of its aligned run of 2d lanes, lower
-/// lanes first, so every lane ends with the same bits. Partners `lane ^ d` stay inside
-/// the segment because it is aligned to its size.
-///
-/// # Safety
-/// `mask` is an aligned segment of `size` lanes containing the caller, and all of its
-/// lanes call this together.
-#[inline(always)]
-unsafe fn butterfly<T: Pod, Op: Operator<T>>(mask: u32, size: u32, value: T, op: Op) -> T {
-    let lane = arch::lane_id();
-    let mut acc = value;
-    let mut d = 1;
-    while d < size {
-        // SAFETY: caller's contract; lane ^ d is in the segment.
-        let other = unsafe { warp::shfl_xor_sync(mask, acc, d, WARP_SIZE) };
-        acc = if lane & d == 0 { op.combine(acc, other) } else { op.combine(other, acc) };
-        d *= 2;
-    }
-    acc
-}
-
-/// Whether `mask` is `2^k` consecutive lanes starting at a multiple of `2^k`.
-#[inline(always)]
-fn is_aligned_segment(mask: u32) -> bool {
-    let size = mask.count_ones();
-    let base = mask.trailing_zeros();
-    size.is_power_of_two() && base & (size - 1) == 0 && (mask >> base) == (u32::MAX >> (WARP_SIZE - size))
 }
 
 /// Hillis-Steele inclusive scan over `mask` in rank order.

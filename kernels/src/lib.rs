@@ -101,7 +101,7 @@
 //! | `__ballot_sync`, `__any_sync`, `__all_sync`, `__uni_sync` | [`group::Group::ballot`], `any`, `all` | [`warp::ballot_sync`], [`warp::any_sync`], [`warp::all_sync`], [`warp::uni_sync`] | `vote.sync.*` |
 //! | `__activemask` | [`group::Coalesced::active`] | [`warp::active_mask`] | `activemask.b32` |
 //! | `__match_any_sync`, `__match_all_sync` | [`group::Group::match_any`], `match_all` | [`warp::match_any_sync`], [`warp::match_all_sync`] | `match.{any,all}.sync.b32/.b64` |
-//! | `__reduce_add_sync` ... (sm_80) | [`group::Group::reduce`] with [`op::Sum`] ... | [`warp::reduce_add_sync`] ... (shuffle fallback on sm_70) | `redux.sync.*` |
+//! | `__reduce_add_sync` ... (sm_80), `cg::reduce` | [`group::Group::reduce`] with [`op::Sum`] ... (any operator; `redux.sync` chosen at compile time for 32-bit integer ones on sm_80+) | [`warp::reduce_sync`], [`warp::reduce_add_sync`] ... (shuffle fallback on sm_70) | `redux.sync.*` or `shfl.sync.bfly`/`.idx` |
 //! | `__syncwarp` | [`group::Group::sync`] | [`warp::sync_warp`] | `bar.warp.sync` |
 //! | `cg::invoke_one` / `elect.sync` | | [`warp::elect_sync`] (lowest-lane fallback before sm_90) | `elect.sync` |
 //! | `cg::tiled_partition<N>`, `coalesced_threads`, `labeled_partition`, `binary_partition` | [`group::Warp::tiles`], [`group::Coalesced::active`], [`group::Group::labeled_partition`], [`group::Group::binary_partition`] | | |

@@ -30,10 +30,43 @@ pub trait Operator<T>: Copy {
     /// and `max` count as commutative: `a + b` and `b + a` round identically; `min` and
     /// `max` may only differ in the sign of a zero result or a NaN payload.
     const COMMUTATIVE: bool = false;
+    /// The `redux.sync` instruction (sm_80+) that reduces a warp's values of `T` with this
+    /// operator in one step, when the hardware has one: the wrapping sum, minimum,
+    /// maximum, and, or and xor of 32-bit integers. Every warp reduction of warpsafe
+    /// ([`crate::warp::reduce_sync`] and everything built on it) reads this at compile
+    /// time and, when it is `Some` and the target is sm_80 or newer, emits that one
+    /// instruction instead of shuffles. Only warpsafe's built-in operators over `u32` and
+    /// `i32` have one: a [`Redux`] cannot be made outside this crate, so your own operators
+    /// keep the default `None` and reduce with shuffles (the PTX checks of `tests/` show
+    /// which instruction each type, operator and target gets).
+    const REDUX: Option<Redux> = None;
     /// The element that leaves every value unchanged.
     fn identity(self) -> T;
     /// Combines two values; `a` comes from lower ranks than `b`.
     fn combine(self, a: T, b: T) -> T;
+}
+
+/// A reduction that one `redux.sync` instruction performs over 32-bit integers (sm_80+):
+/// the value of [`Operator::REDUX`] for warpsafe's built-in integer operators. Its values
+/// are made only inside warpsafe: an operator of yours could only copy a built-in
+/// operator's, and so claim to be that operator (its reductions would then compute the
+/// built-in operator; a wrong claim gives wrong values, never undefined behaviour, since
+/// `redux.sync` only reads and writes the 32-bit value).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Redux(pub(crate) ReduxKind);
+
+/// The `redux.sync` variants: `.add` (the same bits signed or not), `.min`/`.max` signed
+/// or unsigned, `.and`/`.or`/`.xor` (`.b32`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReduxKind {
+    Add,
+    MinU32,
+    MaxU32,
+    MinS32,
+    MaxS32,
+    And,
+    Or,
+    Xor,
 }
 
 /// Addition (wrapping for integers).
@@ -56,9 +89,10 @@ pub struct BitOr;
 pub struct BitXor;
 
 macro_rules! integer_operators {
-    ($($t:ty),*) => {$(
+    ($($t:ty: $min:expr, $max:expr, $bits:expr;)*) => {$(
         impl Operator<$t> for Sum {
             const COMMUTATIVE: bool = true;
+            const REDUX: Option<Redux> = if $bits { Some(Redux(ReduxKind::Add)) } else { None };
             #[inline(always)]
             fn identity(self) -> $t { 0 }
             #[inline(always)]
@@ -66,6 +100,7 @@ macro_rules! integer_operators {
         }
         impl Operator<$t> for Min {
             const COMMUTATIVE: bool = true;
+            const REDUX: Option<Redux> = $min;
             #[inline(always)]
             fn identity(self) -> $t { <$t>::MAX }
             #[inline(always)]
@@ -73,6 +108,7 @@ macro_rules! integer_operators {
         }
         impl Operator<$t> for Max {
             const COMMUTATIVE: bool = true;
+            const REDUX: Option<Redux> = $max;
             #[inline(always)]
             fn identity(self) -> $t { <$t>::MIN }
             #[inline(always)]
@@ -80,6 +116,7 @@ macro_rules! integer_operators {
         }
         impl Operator<$t> for BitAnd {
             const COMMUTATIVE: bool = true;
+            const REDUX: Option<Redux> = if $bits { Some(Redux(ReduxKind::And)) } else { None };
             #[inline(always)]
             fn identity(self) -> $t { !0 }
             #[inline(always)]
@@ -87,6 +124,7 @@ macro_rules! integer_operators {
         }
         impl Operator<$t> for BitOr {
             const COMMUTATIVE: bool = true;
+            const REDUX: Option<Redux> = if $bits { Some(Redux(ReduxKind::Or)) } else { None };
             #[inline(always)]
             fn identity(self) -> $t { 0 }
             #[inline(always)]
@@ -94,6 +132,7 @@ macro_rules! integer_operators {
         }
         impl Operator<$t> for BitXor {
             const COMMUTATIVE: bool = true;
+            const REDUX: Option<Redux> = if $bits { Some(Redux(ReduxKind::Xor)) } else { None };
             #[inline(always)]
             fn identity(self) -> $t { 0 }
             #[inline(always)]
@@ -101,7 +140,14 @@ macro_rules! integer_operators {
         }
     )*};
 }
-integer_operators!(i32, u32, i64, u64);
+// `redux.sync` reduces 32-bit integers only: `i32` and `u32` name it (min and max signed
+// or unsigned), the 64-bit types reduce with shuffles.
+integer_operators! {
+    i32: Some(Redux(ReduxKind::MinS32)), Some(Redux(ReduxKind::MaxS32)), true;
+    u32: Some(Redux(ReduxKind::MinU32)), Some(Redux(ReduxKind::MaxU32)), true;
+    i64: None, None, false;
+    u64: None, None, false;
+}
 
 macro_rules! float_operators {
     ($($t:ty),*) => {$(

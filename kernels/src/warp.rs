@@ -60,6 +60,7 @@
 use core::panic::Location;
 
 use crate::arch::{self, FULL_MASK};
+use crate::op::{BitAnd, BitOr, BitXor, Max, Min, Operator, Redux, Sum};
 
 pub use crate::arch::lane_id;
 
@@ -393,25 +394,134 @@ pub unsafe fn match_all_sync<T: MatchValue>(mask: u32, value: T) -> Option<u32> 
     all_equal.then_some(lanes)
 }
 
-/// A reduction over any non-empty `mask`, as a tree over the members' ranks (rank =
-/// number of members below the lane). In the step of distance `d` (1, 2, 4, ...) every
-/// member reads, with `shfl.sync.idx`, the partial result of the member of rank `rank + d`
-/// (found with `fns.b32`) and combines it into its own when that rank exists, so rank 0
-/// ends with the whole reduction after `ceil(log2(members))` steps; a last
-/// `shfl.sync.idx` broadcasts it from the lowest lane of `mask` to every member.
-/// `combine(a, b)` always gets the lower ranks' values in `a`, so it must be associative
-/// but need not commute. The sm_70 fallback of `redux.sync`, and the general case of
-/// [`crate::group::Group::reduce`].
+/// Reduces `value` over the lanes of `mask` with `op`; every lane of `mask` gets the same
+/// bits. This is warpsafe's one warp reduction: the groups' `reduce`
+/// ([`crate::group::Group::reduce`]), [`crate::reduce::warp`], the block, grid and scan
+/// reductions built on them and the named `reduce_*_sync` functions below all come here.
+/// It chooses its instructions at compile time, from the operator, the type and the
+/// target:
+///
+/// - `redux.sync` (sm_80+; the emulator runs it as one `redux.sync` too): one instruction
+///   for any mask, when the operator names one ([`Operator::REDUX`]: warpsafe's `Sum`,
+///   `Min`, `Max`, `BitAnd`, `BitOr`, `BitXor` over `u32` and `i32`);
+/// - otherwise, when `mask` is the full warp or an aligned segment (`2^k` consecutive lanes
+///   starting at a multiple of `2^k`, as a [`crate::group::Tile`] is), a butterfly of `k`
+///   `shfl.sync.bfly` steps: after the step of distance `d` each lane holds the
+///   combination of its aligned run of `2d` lanes, lower lanes first, so every lane ends
+///   with the same bits (for a constant full mask the five steps unroll);
+/// - any other mask: a tree over the members' ranks (rank = members below the lane) with
+///   `shfl.sync.idx`: in the step of distance `d` (1, 2, 4, ...) every member combines the
+///   partial result of rank `rank + d` (found with `fns.b32`) into its own, so rank 0 ends
+///   with the whole reduction after `ceil(log2(members))` steps, and a last shuffle
+///   broadcasts it from the lowest lane of `mask`.
+///
+/// `combine(a, b)` always gets the lower ranks' values in `a`, so the operator must be
+/// associative but need not commute; the order of the combinations depends only on
+/// `mask`, so float results are the same bits from run to run. (`redux.sync` serves only
+/// integer operators, whose result does not depend on the order.)
 ///
 /// # Safety
-/// `mask` is not empty and the calling lane is in it; every lane of `mask` calls this
-/// together and none has exited.
+/// `mask` is not empty and the calling lane is in it; every lane of `mask` reaches this
+/// reduction with the same `mask` and none has exited.
 #[inline(always)]
-pub(crate) unsafe fn reduce_over_ranks<T: bytemuck::Pod>(
-    mask: u32,
-    value: T,
-    combine: impl Fn(T, T) -> T,
-) -> T {
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn reduce_sync<T: bytemuck::Pod, Op: Operator<T>>(mask: u32, value: T, op: Op) -> T {
+    let _site = arch::site(c"warp::reduce_sync", Location::caller());
+    if let Some(redux) = Op::REDUX {
+        // SAFETY: forwarded from this function's contract.
+        if let Some(result) = unsafe { redux_sync(redux, mask, value) } {
+            return result;
+        }
+    }
+    if mask == FULL_MASK {
+        // SAFETY: forwarded; the whole warp is an aligned segment. The constant size lets
+        // the five steps unroll.
+        return unsafe { butterfly(FULL_MASK, arch::WARP_SIZE, value, op) };
+    }
+    if is_aligned_segment(mask) {
+        // SAFETY: forwarded; `mask` is an aligned segment.
+        return unsafe { butterfly(mask, mask.count_ones(), value, op) };
+    }
+    // SAFETY: forwarded from this function's contract.
+    unsafe { reduce_over_ranks(mask, value, op) }
+}
+
+/// `redux.sync` of `value`'s 32 bits in the variant `redux` names, when the target has it
+/// (sm_80+, and the emulator) and `T` has 4 bytes; `None` otherwise. For a constant
+/// operator and type this folds to one path at compile time.
+///
+/// # Safety
+/// As for [`reduce_sync`].
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+unsafe fn redux_sync<T: bytemuck::Pod>(redux: Redux, mask: u32, value: T) -> Option<T> {
+    if core::mem::size_of::<T>() != 4 {
+        return None;
+    }
+    #[cfg(any(target_feature = "sm_80", not(target_arch = "nvptx64")))]
+    {
+        use crate::op::ReduxKind;
+        let bits: u32 = bytemuck::pod_read_unaligned(bytemuck::bytes_of(&value));
+        // SAFETY: forwarded from this function's contract.
+        let result = unsafe {
+            match redux.0 {
+                ReduxKind::Add => arch::redux_sync_add(mask, bits),
+                ReduxKind::MinU32 => arch::redux_sync_min_u32(mask, bits),
+                ReduxKind::MaxU32 => arch::redux_sync_max_u32(mask, bits),
+                ReduxKind::MinS32 => arch::redux_sync_min_s32(mask, bits as i32) as u32,
+                ReduxKind::MaxS32 => arch::redux_sync_max_s32(mask, bits as i32) as u32,
+                ReduxKind::And => arch::redux_sync_and(mask, bits),
+                ReduxKind::Or => arch::redux_sync_or(mask, bits),
+                ReduxKind::Xor => arch::redux_sync_xor(mask, bits),
+            }
+        };
+        Some(bytemuck::pod_read_unaligned(&result.to_ne_bytes()))
+    }
+    #[cfg(all(not(target_feature = "sm_80"), target_arch = "nvptx64"))]
+    {
+        let _ = (redux, mask, value);
+        None
+    }
+}
+
+/// The butterfly of [`reduce_sync`] over an aligned segment of `size` lanes (`mask`).
+/// Partners `lane ^ d` stay inside the segment because it is aligned to its size.
+///
+/// # Safety
+/// `mask` is an aligned segment of `size` lanes containing the caller, and all of its
+/// lanes call this together.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+unsafe fn butterfly<T: bytemuck::Pod, Op: Operator<T>>(mask: u32, size: u32, value: T, op: Op) -> T {
+    let lane = arch::lane_id();
+    let mut acc = value;
+    let mut d = 1;
+    while d < size {
+        // SAFETY: caller's contract; lane ^ d is in the segment.
+        let other = unsafe { shfl_xor_sync(mask, acc, d, arch::WARP_SIZE) };
+        acc = if lane & d == 0 { op.combine(acc, other) } else { op.combine(other, acc) };
+        d *= 2;
+    }
+    acc
+}
+
+/// Whether `mask` is `2^k` consecutive lanes starting at a multiple of `2^k`.
+#[inline(always)]
+fn is_aligned_segment(mask: u32) -> bool {
+    let size = mask.count_ones();
+    let base = mask.trailing_zeros();
+    size.is_power_of_two()
+        && base & (size - 1) == 0
+        && (mask >> base) == (u32::MAX >> (arch::WARP_SIZE - size))
+}
+
+/// The rank tree of [`reduce_sync`], for any non-empty `mask`.
+///
+/// # Safety
+/// As for [`reduce_sync`].
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+unsafe fn reduce_over_ranks<T: bytemuck::Pod, Op: Operator<T>>(mask: u32, value: T, op: Op) -> T {
     let members = mask.count_ones();
     let rank = (mask & arch::lanemask_lt()).count_ones();
     let mut acc = value;
@@ -426,7 +536,7 @@ pub(crate) unsafe fn reduce_over_ranks<T: bytemuck::Pod>(
         // member's lane or the caller's own, which is in `mask` too.
         let theirs = unsafe { shfl_idx_sync(mask, acc, src, arch::WARP_SIZE) };
         if has_partner {
-            acc = combine(acc, theirs);
+            acc = op.combine(acc, theirs);
         }
         distance *= 2;
     }
@@ -434,18 +544,18 @@ pub(crate) unsafe fn reduce_over_ranks<T: bytemuck::Pod>(
     unsafe { shfl_idx_sync(mask, acc, mask.trailing_zeros(), arch::WARP_SIZE) }
 }
 
-/// Defines a reduction over `mask` that is `redux.sync` on sm_80+ and the rank-tree
-/// fallback ([`reduce_over_ranks`]) before.
-macro_rules! reductions {
+/// Names [`reduce_sync`] with a built-in operator over one 32-bit type, as CUDA's
+/// `__reduce_*_sync` do.
+macro_rules! named_reductions {
     ($(
         $(#[$doc:meta])*
-        fn $name:ident($t:ty) via $redux:ident, $instr:literal, |$a:ident, $b:ident| $combine:expr;
+        fn $name:ident($t:ty) = $op:ident, $instr:literal;
     )*) => {$(
         $(#[$doc])*
-        #[doc = concat!("\n\nLowers to `", $instr, "` (sm_80+) when compiled for sm_80 or newer ")]
-        #[doc = "(chosen at compile time; the emulator runs it as one `redux.sync`); on sm_70 to a tree of `shfl.sync.idx.b32` (sm_70+) over "]
-        #[doc = "the ranks of the lanes of `mask`, `ceil(log2(members)) + 1` shuffles, correct for "]
-        #[doc = "any non-empty `mask`. Every lane of `mask` receives the result."]
+        #[doc = concat!("\n\n[`reduce_sync`] with [`", stringify!($op), "`]: `", $instr, "` (sm_80+) when compiled ")]
+        #[doc = "for sm_80 or newer (the emulator runs it as one `redux.sync`); on sm_70 a butterfly of `shfl.sync.bfly` "]
+        #[doc = "for a full or aligned mask and a tree of `shfl.sync.idx` over the ranks of any other. Every lane of "]
+        #[doc = "`mask` receives the result."]
         ///
         /// # Safety
         /// `mask` is not empty and the calling lane is in it; every lane of `mask` reaches
@@ -453,43 +563,29 @@ macro_rules! reductions {
         #[inline(always)]
         #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub unsafe fn $name(mask: u32, value: $t) -> $t {
-            const NAME: &core::ffi::CStr =
-                match core::ffi::CStr::from_bytes_with_nul(concat!("warp::", stringify!($name), "\0").as_bytes()) {
-                    Ok(name) => name,
-                    Err(_) => panic!("a function name has no NUL byte"),
-                };
-            let _site = arch::site(NAME, Location::caller());
-            #[cfg(any(target_feature = "sm_80", not(target_arch = "nvptx64")))]
-            {
-                // SAFETY: forwarded from this function's contract.
-                unsafe { arch::$redux(mask, value) }
-            }
-            #[cfg(all(not(target_feature = "sm_80"), target_arch = "nvptx64"))]
-            {
-                // SAFETY: forwarded from this function's contract.
-                unsafe { reduce_over_ranks(mask, value, |$a: $t, $b: $t| $combine) }
-            }
+            // SAFETY: forwarded from this function's contract.
+            unsafe { reduce_sync(mask, value, $op) }
         }
     )*};
 }
 
-reductions! {
+named_reductions! {
     /// The wrapping sum of `value` over the lanes of `mask`.
-    fn reduce_add_sync(u32) via redux_sync_add, "redux.sync.add.s32", |a, b| a.wrapping_add(b);
+    fn reduce_add_sync(u32) = Sum, "redux.sync.add.s32";
     /// The unsigned minimum of `value` over the lanes of `mask`.
-    fn reduce_min_sync_u32(u32) via redux_sync_min_u32, "redux.sync.min.u32", |a, b| a.min(b);
+    fn reduce_min_sync_u32(u32) = Min, "redux.sync.min.u32";
     /// The unsigned maximum of `value` over the lanes of `mask`.
-    fn reduce_max_sync_u32(u32) via redux_sync_max_u32, "redux.sync.max.u32", |a, b| a.max(b);
+    fn reduce_max_sync_u32(u32) = Max, "redux.sync.max.u32";
     /// The signed minimum of `value` over the lanes of `mask`.
-    fn reduce_min_sync_i32(i32) via redux_sync_min_s32, "redux.sync.min.s32", |a, b| a.min(b);
+    fn reduce_min_sync_i32(i32) = Min, "redux.sync.min.s32";
     /// The signed maximum of `value` over the lanes of `mask`.
-    fn reduce_max_sync_i32(i32) via redux_sync_max_s32, "redux.sync.max.s32", |a, b| a.max(b);
+    fn reduce_max_sync_i32(i32) = Max, "redux.sync.max.s32";
     /// The bitwise and of `value` over the lanes of `mask`.
-    fn reduce_and_sync(u32) via redux_sync_and, "redux.sync.and.b32", |a, b| a & b;
+    fn reduce_and_sync(u32) = BitAnd, "redux.sync.and.b32";
     /// The bitwise or of `value` over the lanes of `mask`.
-    fn reduce_or_sync(u32) via redux_sync_or, "redux.sync.or.b32", |a, b| a | b;
+    fn reduce_or_sync(u32) = BitOr, "redux.sync.or.b32";
     /// The bitwise exclusive or of `value` over the lanes of `mask`.
-    fn reduce_xor_sync(u32) via redux_sync_xor, "redux.sync.xor.b32", |a, b| a ^ b;
+    fn reduce_xor_sync(u32) = BitXor, "redux.sync.xor.b32";
 }
 
 /// `bar.warp.sync` (sm_70+), CUDA's `__syncwarp`: waits until every lane of `mask` has
@@ -565,62 +661,4 @@ pub fn lanemask_gt() -> u32 {
 #[inline(always)]
 pub fn lanemask_ge() -> u32 {
     arch::lanemask_ge()
-}
-
-/// A value that a warp can sum with shuffles: moved with `shfl.sync` and added with the
-/// type's own `+` (wrapping for integers).
-pub trait WarpSum: Copy {
-    /// `shfl.sync.down` of `self` by `delta` lanes across the full warp.
-    ///
-    /// # Safety
-    /// All 32 lanes of the warp execute this same call together.
-    unsafe fn shfl_down_full(self, delta: u32) -> Self;
-    /// The sum of two values (wrapping for integers).
-    fn add(self, other: Self) -> Self;
-}
-
-impl WarpSum for u32 {
-    #[inline(always)]
-    unsafe fn shfl_down_full(self, delta: u32) -> Self {
-        // SAFETY: the caller guarantees all 32 lanes take part, so FULL_MASK is exact.
-        unsafe { shfl_down_sync(FULL_MASK, self, delta, arch::WARP_SIZE) }
-    }
-    #[inline(always)]
-    fn add(self, other: Self) -> Self {
-        self.wrapping_add(other)
-    }
-}
-
-impl WarpSum for f32 {
-    #[inline(always)]
-    unsafe fn shfl_down_full(self, delta: u32) -> Self {
-        // SAFETY: the caller guarantees all 32 lanes take part, so FULL_MASK is exact.
-        unsafe { shfl_down_sync(FULL_MASK, self, delta, arch::WARP_SIZE) }
-    }
-    #[inline(always)]
-    fn add(self, other: Self) -> Self {
-        self + other
-    }
-}
-
-/// Sums `value` over the 32 lanes of the warp with five `shfl.sync.down` steps (offsets
-/// 16, 8, 4, 2, 1). Lane 0 receives the total; other lanes receive partial sums.
-///
-/// For floats the order of additions is fixed, so the result is bitwise reproducible:
-/// lane 0 gets `((v0+v16) + (v8+v24)) + ...` as the tree above prescribes.
-///
-/// # Safety
-/// All 32 lanes of the warp call this function together: none has exited and none is on
-/// a different path. A block whose size is a multiple of 32, in which every thread calls
-/// this outside any lane-dependent branch, satisfies it.
-#[inline(always)]
-pub unsafe fn sum_full_warp<T: WarpSum>(value: T) -> T {
-    let mut acc = value;
-    let mut delta = arch::WARP_SIZE / 2;
-    while delta > 0 {
-        // SAFETY: forwarded from this function's contract: all 32 lanes are here.
-        acc = acc.add(unsafe { acc.shfl_down_full(delta) });
-        delta /= 2;
-    }
-    acc
 }

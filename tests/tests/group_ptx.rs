@@ -1,8 +1,8 @@
 //! PTX checks for `warpsafe::group` (no GPU needed): the kernels assemble without spills,
 //! every group collective is preceded by the presence check, which only a group made
 //! unchecked in code (`Group::assume_present`) leaves out, and the fast and general
-//! reduction paths use the intended instructions (an unrolled butterfly for a full warp, a
-//! rank tree with `fns` otherwise).
+//! reduction paths use the intended instructions (`redux.sync` for a `u32` sum from sm_80;
+//! on sm_70 an unrolled butterfly for a full warp; a rank tree with `fns` otherwise).
 
 use warpsafe_tests::{assemble, kernel_body, test_ptx};
 
@@ -33,14 +33,20 @@ fn checked_groups_test_activemask_and_trap_with_a_message() {
         );
         // No panic machinery: the group code has no reachable panics.
         assert!(!ptx.contains("panic"), "sm_{sm}: a panic path leaked into group code");
-        // A full warp reduces with the unrolled butterfly (constant distances 1..16 over
-        // mask -1); a partial last warp takes a looped butterfly over its segment.
-        for d in [1, 2, 4, 8, 16] {
-            let step = format!(", {d}, 31, -1;");
-            assert!(
-                body.lines().any(|l| l.contains("shfl.sync.bfly.b32") && l.ends_with(&step)),
-                "sm_{sm}: no unrolled butterfly step {d}"
-            );
+        // A `u32` sum: one `redux.sync.add` on sm_90 (any mask); on sm_70 a full warp
+        // reduces with the unrolled butterfly (constant distances 1..16 over mask -1) and a
+        // partial last warp with a looped butterfly over its segment.
+        if sm >= 80 {
+            assert!(body.contains("redux.sync.add.s32"), "sm_{sm}: no redux.sync");
+            assert!(!body.contains("shfl.sync"), "sm_{sm}: shuffles beside redux.sync");
+        } else {
+            for d in [1, 2, 4, 8, 16] {
+                let step = format!(", {d}, 31, -1;");
+                assert!(
+                    body.lines().any(|l| l.contains("shfl.sync.bfly.b32") && l.ends_with(&step)),
+                    "sm_{sm}: no unrolled butterfly step {d}"
+                );
+            }
         }
         // Coalesced groups (kind 7) take the general path over ranks.
         let collectives = kernel_body(ptx, "group_collectives");
@@ -65,7 +71,7 @@ fn assume_present_removes_the_checks_and_nothing_else() {
             "sm_{sm}: trap path still present:\n{unchecked}"
         );
         let count = |body: &str, insn: &str| body.matches(insn).count();
-        for insn in ["shfl.sync.bfly.b32", "shfl.sync.idx.b32"] {
+        for insn in ["shfl.sync.bfly.b32", "shfl.sync.idx.b32", "redux.sync"] {
             assert_eq!(count(unchecked, insn), count(checked, insn), "sm_{sm}: {insn}");
         }
     }

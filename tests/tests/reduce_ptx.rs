@@ -1,4 +1,6 @@
-//! PTX checks of the reductions that need no GPU: every grid-reduction kernel exists for
+//! PTX checks of the reductions that need no GPU: which instruction warpsafe's one warp
+//! reduction (`warpsafe::warp::reduce_sync`) gets for each (type, operator, target), in a
+//! warp, block and grid reduction; every grid-reduction kernel exists for
 //! sm_70, sm_80 and sm_90; its hot loop is four 16-byte loads through the read-only path,
 //! unrolled, with no local memory, division or call; no float atomic anywhere; the
 //! documented synchronisation instructions are there; ptxas assembles every kernel with
@@ -31,6 +33,95 @@ fn reductions() -> Vec<(&'static str, &'static str)> {
         }
     }
     all
+}
+
+/// The instruction warpsafe's warp reduction must use for built-in operator `op` over
+/// `ty` on `sm_<sm>`: `redux.sync` for the 32-bit integers from sm_80 (with the signed or
+/// unsigned min/max), the butterfly of `shfl.sync.bfly` otherwise.
+fn warp_reduction_instruction(sm: u32, op: &str, ty: &str) -> &'static str {
+    let signed = match ty {
+        "i32" => true,
+        "u32" => false,
+        _ => return "shfl.sync.bfly.b32",
+    };
+    if sm < 80 {
+        return "shfl.sync.bfly.b32";
+    }
+    match (op, signed) {
+        ("sum", _) => "redux.sync.add.s32",
+        ("min", true) => "redux.sync.min.s32",
+        ("min", false) => "redux.sync.min.u32",
+        ("max", true) => "redux.sync.max.s32",
+        ("max", false) => "redux.sync.max.u32",
+        ("and", _) => "redux.sync.and.b32",
+        ("or", _) => "redux.sync.or.b32",
+        ("xor", _) => "redux.sync.xor.b32",
+        _ => panic!("no built-in operator {op}"),
+    }
+}
+
+/// The safe warp reduction over the caller's warp (`tests/kernels/reduce`'s `front_end`
+/// kernels, one per built-in operator and type and one for a user operator): where the
+/// table says `redux.sync`, that one instruction and no shuffle at all (it serves any
+/// mask, so a partial last warp too); elsewhere the unrolled butterfly for a full warp and
+/// the tree over ranks (`shfl.sync.idx`) for other masks, and no `redux.sync`.
+#[test]
+fn the_warp_reduction_picks_redux_sync_or_shuffles_per_type_operator_and_target() {
+    let mut table = String::from("warp reduction instruction per (operator, type):\n");
+    for sm in [70, 80, 90] {
+        let ptx = test_ptx("reduce", sm);
+        let mut cases: Vec<(String, &str)> = reductions()
+            .into_iter()
+            .map(|(op, ty)| (format!("warp_reduce_{op}_{ty}"), warp_reduction_instruction(sm, op, ty)))
+            .collect();
+        cases.push(("warp_reduce_matmul".to_string(), "shfl.sync.bfly.b32"));
+        for (kernel, instruction) in &cases {
+            let body = kernel_body(ptx, kernel);
+            assert!(body.contains(instruction), "sm_{sm} {kernel}: no `{instruction}` in\n{body}");
+            if instruction.starts_with("redux") {
+                assert!(!body.contains("shfl.sync"), "sm_{sm} {kernel}: shuffles beside redux.sync:\n{body}");
+                assert_eq!(body.matches("redux.sync").count(), 1, "sm_{sm} {kernel}:\n{body}");
+            } else {
+                assert!(!body.contains("redux.sync"), "sm_{sm} {kernel}: redux.sync:\n{body}");
+                for d in [1, 2, 4, 8, 16] {
+                    let step = format!(", {d}, 31, -1;");
+                    assert!(
+                        body.lines().any(|l| l.contains("shfl.sync.bfly.b32") && l.ends_with(&step)),
+                        "sm_{sm} {kernel}: no unrolled butterfly step {d}:\n{body}"
+                    );
+                }
+                assert!(body.contains("shfl.sync.idx.b32"), "sm_{sm} {kernel}: no rank tree:\n{body}");
+            }
+        }
+        table.push_str(&format!("  sm_{sm}: "));
+        for (kernel, instruction) in cases.iter().filter(|(k, _)| k.contains("sum") || k.contains("matmul")) {
+            table.push_str(&format!("{} {instruction}; ", kernel.trim_start_matches("warp_reduce_")));
+        }
+        table.push('\n');
+    }
+    note(&table);
+}
+
+/// The block and grid reductions reach the same warp reduction: every built-in grid
+/// reduction over a 32-bit integer type uses its `redux.sync` from sm_80 and none on
+/// sm_70, and no other (operator, type) uses `redux.sync` anywhere.
+#[test]
+fn grid_reductions_use_the_warp_reductions_instruction() {
+    for &(sm, ptx) in warpsafe_host::ptx::EMBEDDED {
+        for (op, ty) in reductions() {
+            let instruction = warp_reduction_instruction(sm, op, ty);
+            for strategy in STRATEGIES {
+                let name = format!("warpsafe_reduce_{op}_{ty}_{strategy}");
+                let body = kernel_body(ptx, &name);
+                if instruction.starts_with("redux") {
+                    assert!(body.contains(instruction), "sm_{sm} {name}: no `{instruction}`");
+                } else {
+                    assert!(!body.contains("redux.sync"), "sm_{sm} {name}: redux.sync for {op} over {ty}");
+                    assert!(body.contains("shfl.sync.bfly.b32"), "sm_{sm} {name}: no butterfly");
+                }
+            }
+        }
+    }
 }
 
 /// Every loop of `body`: the lines from a `Loop Header` label to the branch back to it.

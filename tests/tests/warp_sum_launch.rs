@@ -17,20 +17,21 @@ fn sizes(device: &Device) -> Vec<usize> {
     sizes
 }
 
-/// CPU model of the kernel's f32 tree: five `shfl.down` steps (16, 8, 4, 2, 1) in which a
-/// lane whose source is past lane 31 adds its own value; lane 0's result. Missing
-/// elements of a short last warp are 0, as in the kernel.
+/// CPU model of the kernel's f32 butterfly: in the step of distance `d` (1, 2, 4, 8, 16)
+/// lane `l` combines its value with lane `l ^ d`'s, the lower lane's on the left, so the
+/// result is the pairwise tree `(x0 + x1) + (x2 + x3)`, ... Missing elements of a short
+/// last warp are 0, as in the kernel.
 fn warp_tree_sum_f32(chunk: &[f32]) -> f32 {
     let mut lanes = [0.0f32; 32];
     lanes[..chunk.len()].copy_from_slice(chunk);
-    let mut delta = 16;
-    while delta > 0 {
+    let mut distance = 1;
+    while distance < 32 {
         let before = lanes;
         for (lane, value) in lanes.iter_mut().enumerate() {
-            let src = if lane + delta < 32 { before[lane + delta] } else { before[lane] };
-            *value = before[lane] + src;
+            let partner = lane ^ distance;
+            *value = before[lane.min(partner)] + before[lane.max(partner)];
         }
-        delta /= 2;
+        distance *= 2;
     }
     lanes[0]
 }

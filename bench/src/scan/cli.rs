@@ -27,6 +27,8 @@ pub struct Args {
     pub algorithms: Vec<Algorithm>,
     /// Measure the copy ceiling (with CUB's program).
     pub copy: bool,
+    /// warpsafe's threads per block (`ScanOptions::block_threads`).
+    pub block_threads: u32,
 }
 
 impl Args {
@@ -99,6 +101,10 @@ struct Cli {
     /// Skip the copy ceiling.
     #[arg(long)]
     no_copy: bool,
+    /// warpsafe's threads per block (a multiple of 32 from 32 to 512, as
+    /// `ScanOptions::block_threads` takes; default the library's).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(32..=512))]
+    block_threads: Option<u32>,
     /// Where scan_cub is compiled.
     #[arg(long, default_value = "target/scan-bench-cub")]
     cub_build_dir: PathBuf,
@@ -134,6 +140,7 @@ pub fn parse(argv: &[String]) -> Result<Args, clap::Error> {
     counts.dedup();
     Ok(Args {
         copy: !cli.no_copy && !common.emulator,
+        block_threads: cli.block_threads.unwrap_or(warpsafe::scan::device::BLOCK_THREADS),
         common,
         counts,
         huge: cli.huge,
@@ -164,6 +171,9 @@ mod tests {
         assert_eq!(a.common.plan, Plan::FULL);
         assert_eq!(a.common.cub, CubSource::Compile { nvcc: None });
         assert!(a.copy && !a.huge);
+        assert_eq!(a.block_threads, warpsafe::scan::device::BLOCK_THREADS);
+        assert_eq!(cli(&["--block-threads", "128"]).unwrap().block_threads, 128);
+        assert!(cli(&["--block-threads", "1024"]).is_err());
         assert_eq!(a.counts_for(ElemType::I32), a.counts);
         assert_eq!(a.common.command_line, "scan-bench");
         assert_eq!(

@@ -63,10 +63,11 @@ pub fn reduce_converged<T: Pod, Op: Operator<T>>(value: T, op: Op) -> (T, u32) {
     (group.reduce(value, op), group.mask())
 }
 
-/// Reduces `value` over all 32 lanes with five `shfl.sync.bfly` steps (distances 1, 2,
-/// 4, 8, 16) and no presence check; every lane gets the same bits. After the step of
-/// distance `d` each lane holds the combination of its aligned run of `2d` lanes, lower
-/// lanes first.
+/// Reduces `value` over all 32 lanes with no presence check; every lane gets the same
+/// bits. It is [`raw::reduce_sync`] over the full mask: `redux.sync` for 32-bit integer
+/// operators on sm_80+, else five `shfl.sync.bfly` steps (distances 1, 2, 4, 8, 16), after
+/// the step of distance `d` each lane holding the combination of its aligned run of `2d`
+/// lanes, lower lanes first.
 ///
 /// # Safety
 /// All 32 lanes of the caller's warp exist (the block's thread count reaches the end of
@@ -75,17 +76,8 @@ pub fn reduce_converged<T: Pod, Op: Operator<T>>(value: T, op: Op) -> (T, u32) {
 /// this.
 #[inline(always)]
 pub unsafe fn reduce_full<T: Pod, Op: Operator<T>>(value: T, op: Op) -> T {
-    let lane = thread::lane_id();
-    let mut acc = value;
-    let mut distance = 1;
-    while distance < WARP_SIZE {
-        // SAFETY: the caller guarantees that all 32 lanes arrive, so FULL_MASK is exact;
-        // the partner lane ^ distance is in the warp.
-        let other = unsafe { raw::shfl_xor_sync(FULL_MASK, acc, distance, WARP_SIZE) };
-        acc = if lane & distance == 0 { op.combine(acc, other) } else { op.combine(other, acc) };
-        distance *= 2;
-    }
-    acc
+    // SAFETY: the caller guarantees that all 32 lanes arrive, so FULL_MASK is exact.
+    unsafe { raw::reduce_sync(FULL_MASK, value, op) }
 }
 
 /// Inclusive scan over all 32 lanes (Hillis-Steele with `shfl.sync.up`, five steps) with

@@ -16,7 +16,7 @@ use warpsafe_bench::scan::cli::{Args, HUGE};
 use warpsafe_bench::scan::data::{self, ScanElement};
 use warpsafe_bench::scan::report::{Algorithm, Row, WARPSAFE};
 use warpsafe_bench::timing::{self, StreamClock};
-use warpsafe_host::scan::{Scan, ScanKind, Scanner, SelectForm, Selection, Selector};
+use warpsafe_host::scan::{Scan, ScanKind, ScanOptions, Scanner, SelectForm, Selection, Selector};
 use warpsafe_host::{Device, DeviceBuffer, Error, Stream};
 
 const TOOL: &str = "scan-bench";
@@ -138,9 +138,11 @@ where
     LessThan<T>: Selection<T>,
 {
     let ty = T::TYPE;
+    let options = ScanOptions { block_threads: ctx.args.block_threads };
     let mut calls = Calls {
-        scanner: Scanner::<T, Sum>::new(&ctx.s.device).with_context(|| format!("Scanner<{ty}, Sum>"))?,
-        selector: Selector::new(&ctx.s.device, LessThan(T::MIDPOINT))
+        scanner: Scanner::<T, Sum>::with_options(&ctx.s.device, options)
+            .with_context(|| format!("Scanner<{ty}, Sum>"))?,
+        selector: Selector::with_options(&ctx.s.device, LessThan(T::MIDPOINT), options)
             .with_context(|| format!("Selector<{ty}, LessThan>"))?,
     };
     for n in ctx.args.counts_for(ty) {

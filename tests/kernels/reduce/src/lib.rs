@@ -427,3 +427,69 @@ pub mod kernels {
         }
     }
 }
+
+/// One kernel per built-in (operator, type) and for the matrix product: the caller's warp
+/// reduced with the safe `warpsafe::reduce::warp::reduce` (the group layer's `reduce`,
+/// through `warpsafe::warp::reduce_sync`). Only their PTX is checked
+/// (`tests/tests/reduce_ptx.rs`): which instruction each (type, operator, target) gets.
+pub mod front_end {
+    use super::{Mat2, MatMul};
+    use warpsafe::op::{BitAnd, BitOr, BitXor, Max, Min, Sum};
+    use warpsafe::reduce::warp;
+    use warpsafe::thread;
+
+    /// Declares `$name(input, out)`: `out[t] = ` the reduction of `input[t]` over the
+    /// caller's warp with `$op`.
+    macro_rules! warp_reduce_kernels {
+        ($($name:ident: $t:ty, $op:expr;)*) => {$(
+            warpsafe::kernel! {
+                #[doc = concat!("`out[t]`: `", stringify!($op), "` over the caller's warp of `input[t]` (`", stringify!($t), "`).")]
+                ///
+                /// # Safety
+                /// `input` and `out` hold one element per thread of a one-dimensional grid.
+                pub unsafe fn $name(input: *const $t, out: *mut $t) {
+                    let t = thread::global_index_x() as usize;
+                    // SAFETY: one element per thread.
+                    let x = unsafe { *input.add(t) };
+                    let total = warp::reduce(x, $op);
+                    // SAFETY: one element per thread.
+                    unsafe { *out.add(t) = total };
+                }
+            }
+        )*};
+    }
+
+    warp_reduce_kernels! {
+        warp_reduce_sum_i32: i32, Sum;
+        warp_reduce_min_i32: i32, Min;
+        warp_reduce_max_i32: i32, Max;
+        warp_reduce_and_i32: i32, BitAnd;
+        warp_reduce_or_i32: i32, BitOr;
+        warp_reduce_xor_i32: i32, BitXor;
+        warp_reduce_sum_u32: u32, Sum;
+        warp_reduce_min_u32: u32, Min;
+        warp_reduce_max_u32: u32, Max;
+        warp_reduce_and_u32: u32, BitAnd;
+        warp_reduce_or_u32: u32, BitOr;
+        warp_reduce_xor_u32: u32, BitXor;
+        warp_reduce_sum_i64: i64, Sum;
+        warp_reduce_min_i64: i64, Min;
+        warp_reduce_max_i64: i64, Max;
+        warp_reduce_and_i64: i64, BitAnd;
+        warp_reduce_or_i64: i64, BitOr;
+        warp_reduce_xor_i64: i64, BitXor;
+        warp_reduce_sum_u64: u64, Sum;
+        warp_reduce_min_u64: u64, Min;
+        warp_reduce_max_u64: u64, Max;
+        warp_reduce_and_u64: u64, BitAnd;
+        warp_reduce_or_u64: u64, BitOr;
+        warp_reduce_xor_u64: u64, BitXor;
+        warp_reduce_sum_f32: f32, Sum;
+        warp_reduce_min_f32: f32, Min;
+        warp_reduce_max_f32: f32, Max;
+        warp_reduce_sum_f64: f64, Sum;
+        warp_reduce_min_f64: f64, Min;
+        warp_reduce_max_f64: f64, Max;
+        warp_reduce_matmul: Mat2, MatMul;
+    }
+}

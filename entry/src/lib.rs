@@ -66,3 +66,4 @@ pub mod kernels {
 
 pub mod reduce;
 pub mod scan;
+pub mod segmented;

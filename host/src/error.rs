@@ -222,6 +222,15 @@ pub enum Error {
         /// The largest supported length.
         max: usize,
     },
+    /// A segmented reduction's segments do not fit its input or output: see
+    /// [`SegmentsProblem`]. Nothing was read outside the input or the offsets.
+    #[error("{operation}: {problem}")]
+    InvalidSegments {
+        /// The operation.
+        operation: &'static str,
+        /// What is wrong.
+        problem: SegmentsProblem,
+    },
     /// NCCL, which GPU communicators need, cannot be loaded.
     #[error("NCCL is not available: {reason}")]
     NcclUnavailable {
@@ -279,4 +288,37 @@ impl Error {
     pub(crate) fn unsupported(what: impl Into<String>) -> Error {
         Error::Unsupported { what: what.into() }
     }
+}
+
+/// What is wrong with the segments of a segmented reduction ([`Error::InvalidSegments`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SegmentsProblem {
+    /// A fixed segment length of 0.
+    #[error("a segment length of 0; segments must hold at least one element")]
+    ZeroSegmentLength,
+    /// An offsets array with no element: `segments + 1` offsets are needed, at least one.
+    #[error("an empty offsets array; n segments need n + 1 offsets (one for no segment)")]
+    EmptyOffsets,
+    /// The output holds fewer elements than there are segments.
+    #[error("{segments} segments but the output holds {len} elements")]
+    OutputTooShort {
+        /// Segments of the input.
+        segments: u64,
+        /// The output's length.
+        len: usize,
+    },
+    /// `offsets[segment + 1] < offsets[segment]` (the lowest such segment).
+    #[error("offsets are not monotonic: segment {segment} ends before it begins")]
+    NotMonotonic {
+        /// The segment.
+        segment: u64,
+    },
+    /// `offsets[segment + 1]` is past the end of the input (the lowest such segment).
+    #[error("segment {segment} ends past the input's {len} elements")]
+    PastInput {
+        /// The segment.
+        segment: u64,
+        /// The input's length.
+        len: u64,
+    },
 }

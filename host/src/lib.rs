@@ -70,6 +70,7 @@ mod program;
 pub mod ptx;
 pub mod reduce;
 pub mod scan;
+pub mod segmented;
 mod stream;
 pub mod testing;
 mod warp_sum;
@@ -81,7 +82,7 @@ use warpsafe_entry::kernels as entry_kernels;
 
 pub use buffer::{DeviceBuffer, ALLOCATION_ALIGNMENT};
 pub use device::{Backend, Device};
-pub use error::Error;
+pub use error::{Error, SegmentsProblem};
 pub use gpu::Gpu;
 pub use launch::{KernelArg, KernelArgs, LaunchConfig, ParamAt, ParamValues};
 pub use program::{Function, Module, Program, Untyped};

@@ -7,6 +7,7 @@
 //! | grid | [`grid`] | a whole array in one of three strategies (two-pass, last block, cooperative), and a grid barrier |
 //! | atomics | [`aggregate`] | warp-aggregated atomics: one atomic per warp for the lanes that want one |
 //! | copies | [`copies`] | element-wise fold of equal-length copies (the combining step of a cross-device all-reduce) |
+//! | segments | [`segmented`] | one result per segment (fixed length or CSR offsets), a thread, tile, warp or block per segment |
 //!
 //! Everything combines operands in rank order (`combine(a, b)` has the lower ranks'
 //! values in `a`) unless the operator declares [`Operator::COMMUTATIVE`], in which case
@@ -15,7 +16,8 @@
 //! input length and address), never on timing: float results are the same bits from run
 //! to run. No float atomics are used.
 //!
-//! Kernels for your own element type and operator: [`crate::reduce_kernels!`].
+//! Kernels for your own element type and operator: [`crate::reduce_kernels!`],
+//! [`crate::segmented_reduce_kernels!`].
 //!
 //! ```
 //! use warpsafe::atomic::Relaxed;
@@ -59,4 +61,5 @@ pub mod aggregate;
 pub mod block;
 pub mod copies;
 pub mod grid;
+pub mod segmented;
 pub mod warp;

@@ -1,4 +1,5 @@
-//! Test kernels for `warpsafe::scan`: scans over two user-defined operators (one that does
+//! Test kernels for `warpsafe::scan` and `warpsafe::reduce::segmented`: segmented reductions
+//! over the non-commutative composition of affine maps, scans over two user-defined operators (one that does
 //! not commute, over an 8-byte type; one over a 12-byte type, which moves one element at
 //! a time), a selection by a user predicate, and the library's scan over two hand-made
 //! status protocols that pass values beside a separate flag: one correct (release and
@@ -85,6 +86,10 @@ warpsafe::scan_kernels! {
 
 warpsafe::select_kernels! {
     u32, Parity => select_parity;
+}
+
+warpsafe::segmented_reduce_kernels! {
+    Affine, Then => segreduce_affine_thread, segreduce_affine_tile4, segreduce_affine_tile16, segreduce_affine_warp, segreduce_affine_block;
 }
 
 /// Status slots that keep each value in a plain array and announce it with a separate

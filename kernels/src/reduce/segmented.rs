@@ -1,0 +1,333 @@
+//! Device-wide segmented reduce: one result per segment of an array, over any
+//! [`Operator`] and any `Pod` element type.
+//!
+//! # Segments
+//! Two forms, both described by a [`Segments`]:
+//! - **fixed length** `L`: segment `s` is `input[s * L .. min((s + 1) * L, len)]`, so
+//!   there are `ceil(len / L)` segments and the last one may be shorter;
+//! - **offsets** (CSR, as CUB's `DeviceSegmentedReduce` takes them): `segments + 1`
+//!   offsets of type `u64`, segment `s` is `input[offsets[s] .. offsets[s + 1]]`. An empty
+//!   segment gets the operator's identity.
+//!
+//! Offsets are checked on the device as they are read, at no extra pass: a segment whose
+//! end is below its begin, or past the input, is reduced as empty (nothing is read) and
+//! recorded in the launch's error word ([`Segments::error_code`]), which the host turns
+//! into a typed error after the launch. No element outside `input[..len]` and no offset
+//! outside `offsets[..=segments]` is ever read.
+//!
+//! # Strategies
+//! Chosen by the host from the average segment length (or by the caller), each one
+//! generic implementation, fixed at compile time:
+//!
+//! | strategy | function | who reduces one segment |
+//! | --- | --- | --- |
+//! | thread | [`tile_per_segment`]`::<_, _, 1>` | one thread (many segments per thread over the grid) |
+//! | tile of 4 or 16 lanes | [`tile_per_segment`]`::<_, _, 4>`, `::<_, _, 16>` | an aligned [`Tile`] of the warp, combined with the tile's shuffles (without the per-call presence check, which the launch shape proves) |
+//! | warp | [`tile_per_segment`]`::<_, _, 32>` | a whole warp |
+//! | block | [`block_per_segment`] | a whole block, combined with [`block::reduce`] |
+//!
+//! Workers take segments `w`, `w + workers`, `w + 2 workers`, ... (grid-stride), so any
+//! grid size covers any segment count.
+//!
+//! # Order of combination
+//! Inside one segment, `r` ranks (lanes of the tile, threads of the block) share the
+//! elements. For an operator that declares [`Operator::COMMUTATIVE`], rank `k` folds
+//! elements `k, k + r, k + 2r, ...` (neighbouring ranks read neighbouring elements: the
+//! loads coalesce); otherwise rank `k` folds the `k`-th of `r` contiguous pieces. The
+//! ranks' results are then combined in rank order. Either way the order depends only on
+//! the segment's length, the strategy and the block size, never on timing or on the grid
+//! size: float results are the same bits on every run, and the same on the GPU and on
+//! the emulator for the same strategy.
+
+use bytemuck::Pod;
+
+use super::block;
+use crate::atomic::{DeviceAtomicU64, Relaxed};
+use crate::group::{Group, Tile, Warp};
+use crate::op::Operator;
+use crate::shared;
+use crate::thread;
+
+/// The block size the host launches every segmented-reduce kernel with (the tile
+/// strategies need a multiple of 32; the block strategy works with any size).
+pub const BLOCK_THREADS: u32 = 256;
+
+/// The error word's value when every segment was well formed.
+pub const NO_ERROR: u64 = u64::MAX;
+
+/// What is wrong with a segment, as recorded in the error word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BadSegment {
+    /// `offsets[s + 1] < offsets[s]`.
+    NotMonotonic = 0,
+    /// `offsets[s + 1]` is past the end of the input.
+    PastInput = 1,
+}
+
+/// Dynamic shared memory, in bytes, that every segmented-reduce kernel over `T` needs
+/// (the block strategy's [`block::reduce`] scratch; the others ignore it).
+pub const fn shared_bytes<T>() -> usize {
+    block::SCRATCH_LEN * core::mem::size_of::<T>()
+}
+
+/// The segments of one launch: the input, and either a fixed length or offsets.
+#[derive(Clone, Copy)]
+pub struct Segments<T> {
+    input: *const T,
+    len: u64,
+    /// Null for the fixed-length form.
+    offsets: *const u64,
+    segment_len: u64,
+    count: u64,
+    error: *mut u64,
+}
+
+impl<T: Pod> Segments<T> {
+    /// The segments of `input[..len]`: of `segment_len` elements each (the last one
+    /// shorter) when `offsets` is null, else `count` segments bounded by
+    /// `offsets[..=count]`. Bad offsets are recorded in `*error` with
+    /// [`Segments::error_code`] by an atomic minimum, so the lowest bad segment wins.
+    ///
+    /// # Safety
+    /// - `input` is valid for reads of `len` elements, aligned, and not written during the
+    ///   launch.
+    /// - `offsets` is null, or valid for reads of `count + 1` aligned `u64`s not written
+    ///   during the launch.
+    /// - When `offsets` is null: `segment_len > 0` and `count == len.div_ceil(segment_len)`.
+    /// - `error` is a valid, 8-byte aligned global `u64` accessed only atomically during
+    ///   the launch.
+    #[inline(always)]
+    pub unsafe fn new(
+        input: *const T,
+        len: u64,
+        offsets: *const u64,
+        segment_len: u64,
+        count: u64,
+        error: *mut u64,
+    ) -> Segments<T> {
+        Segments { input, len, offsets, segment_len, count, error }
+    }
+
+    /// How many segments there are.
+    #[inline(always)]
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// The error word's encoding of a bad segment: `2 * segment + kind`, so that the
+    /// atomic minimum keeps the lowest segment.
+    pub const fn error_code(segment: u64, kind: BadSegment) -> u64 {
+        segment * 2 + kind as u64
+    }
+
+    /// The element range of segment `s` (`s < count`), empty for a bad one, which is
+    /// recorded in the error word.
+    #[inline(always)]
+    fn bounds(&self, s: u64) -> (u64, u64) {
+        if self.offsets.is_null() {
+            let begin = s * self.segment_len;
+            return (begin.min(self.len), begin.saturating_add(self.segment_len).min(self.len));
+        }
+        // SAFETY: s < count and `offsets` holds count + 1 elements (`new`'s contract).
+        let (begin, end) =
+            unsafe { (self.offsets.add(s as usize).read(), self.offsets.add(s as usize + 1).read()) };
+        let bad = if end < begin {
+            Some(BadSegment::NotMonotonic)
+        } else if end > self.len {
+            Some(BadSegment::PastInput)
+        } else {
+            None
+        };
+        match bad {
+            None => (begin, end),
+            Some(kind) => {
+                // SAFETY: a valid global u64 accessed only atomically (`new`'s contract).
+                let word = unsafe { DeviceAtomicU64::from_ptr(self.error) };
+                word.min(Self::error_code(s, kind), Relaxed);
+                (0, 0)
+            }
+        }
+    }
+
+    /// Rank `rank` of `ranks`' fold of `input[begin..end]` (see the module docs for the
+    /// order).
+    ///
+    /// # Safety
+    /// `begin <= end <= len`: a range that [`Segments::bounds`] returned.
+    #[inline(always)]
+    unsafe fn fold<Op: Operator<T>>(&self, begin: u64, end: u64, rank: u64, ranks: u64, op: Op) -> T {
+        let mut acc = op.identity();
+        let (mut i, stop, step) = if Op::COMMUTATIVE {
+            (begin + rank, end, ranks)
+        } else {
+            let piece = (end - begin).div_ceil(ranks);
+            let start = (begin + rank * piece).min(end);
+            (start, (start + piece).min(end), 1)
+        };
+        while i < stop {
+            // SAFETY: begin <= i < end <= len (caller), and `input` holds len readable
+            // elements (`new`'s contract).
+            acc = op.combine(acc, unsafe { self.input.add(i as usize).read() });
+            i += step;
+        }
+        acc
+    }
+}
+
+/// Segmented reduce with an aligned tile of `LANES` lanes per segment (1: a thread, 32:
+/// a warp): tile `w` of the grid reduces segments `w`, `w + tiles`, ... and its rank-0
+/// lane writes `out[s]`.
+///
+/// # Safety
+/// - The launch is one-dimensional with a block size that is a multiple of 32, and every
+///   thread runs this once.
+/// - `segments` is as [`Segments::new`] requires; `out` is valid for writes of
+///   `segments.count()` elements that nothing else accesses during the launch.
+#[inline(always)]
+pub unsafe fn tile_per_segment<T: Pod, Op: Operator<T>, const LANES: u32>(
+    segments: Segments<T>,
+    out: *mut T,
+    op: Op,
+) {
+    let tile: Tile<LANES> = Warp::this().tiles::<LANES>();
+    let rank = tile.thread_rank() as u64;
+    // SAFETY: the block size is a multiple of 32 (contract), so the tile has all its
+    // LANES lanes, and none returns before the loop ends. Every lane of a tile has the
+    // same `s`, so the same trip count: all of them reach each `reduce` below together
+    // (the folds' lane-dependent loops end before it, where the lanes reconverge). The
+    // emulator still checks this.
+    let tile = unsafe { tile.assume_present() };
+    let tiles = thread::grid_threads_x() / LANES as u64;
+    let mut s = thread::global_index_x() / LANES as u64;
+    while s < segments.count() {
+        let (begin, end) = segments.bounds(s);
+        // SAFETY: a range from `bounds`.
+        let mine = unsafe { segments.fold(begin, end, rank, LANES as u64, op) };
+        let total = if LANES == 1 { mine } else { tile.reduce(mine, op) };
+        if rank == 0 {
+            // SAFETY: s < count, and only this tile's rank 0 writes out[s].
+            unsafe { out.add(s as usize).write(total) };
+        }
+        s += tiles;
+    }
+}
+
+/// Segmented reduce with a block per segment: block `b` reduces segments `b`,
+/// `b + blocks`, ... with [`block::reduce`] and its thread 0 writes `out[s]`. Launched
+/// with [`shared_bytes`]`::<T>()` bytes of dynamic shared memory.
+///
+/// # Safety
+/// - The launch is one-dimensional, has that dynamic shared memory, nothing else uses it,
+///   and every thread runs this once.
+/// - `segments` and `out` as for [`tile_per_segment`].
+#[inline(always)]
+pub unsafe fn block_per_segment<T: Pod, Op: Operator<T>>(segments: Segments<T>, out: *mut T, op: Op) {
+    let scratch = shared::dynamic::<T>();
+    let rank = thread::linear_thread_idx() as u64;
+    let ranks = thread::block_threads() as u64;
+    let blocks = thread::grid_blocks() as u64;
+    let mut s = thread::linear_block_idx() as u64;
+    // Uniform over the block: every thread reaches each block::reduce.
+    while s < segments.count() {
+        let (begin, end) = segments.bounds(s);
+        // SAFETY: a range from `bounds`.
+        let mine = unsafe { segments.fold(begin, end, rank, ranks, op) };
+        // SAFETY: every thread of the block calls this (the loop is uniform over the
+        // block), with the launch's dynamic shared memory, which only block::reduce uses;
+        // its own barriers separate one call from the next.
+        let total = unsafe { block::reduce(scratch, mine, op) };
+        if rank == 0 {
+            // SAFETY: s < count, and only this block's thread 0 writes out[s].
+            unsafe { out.add(s as usize).write(total) };
+        }
+        s += blocks;
+    }
+}
+
+/// Declares the segmented-reduce kernels the host's `SegmentedReducer` launches for one
+/// element type and operator, one per strategy (thread, tile of 4, tile of 16, warp,
+/// block), all with this parameter list:
+///
+/// `(input: *const T, len: u64, offsets: *const u64, segment_len: u64, segments: u64,
+/// out: *mut T, error: *mut u64)`: the [`Segments`] of [`Segments::new`] (fixed length
+/// when `offsets` is null) reduced into `out[..segments]` by [`tile_per_segment`] or
+/// [`block_per_segment`]. Launched with blocks of [`BLOCK_THREADS`] and
+/// [`shared_bytes`]`::<T>()` bytes of dynamic shared memory.
+///
+/// ```
+/// /// Concatenation of digits: `a ⊕ b = a * 10 + b`, which does not commute.
+/// #[derive(Clone, Copy, Default)]
+/// pub struct Digits;
+/// impl warpsafe::op::Operator<u64> for Digits {
+///     fn identity(self) -> u64 {
+///         0
+///     }
+///     fn combine(self, a: u64, b: u64) -> u64 {
+///         a.wrapping_mul(10).wrapping_add(b)
+///     }
+/// }
+/// warpsafe::segmented_reduce_kernels! {
+///     u64, Digits => digits_thread, digits_tile4, digits_tile16, digits_warp, digits_block;
+/// }
+/// assert_eq!(digits_warp.param_count(), 7);
+/// ```
+#[macro_export]
+macro_rules! segmented_reduce_kernels {
+    ($($t:ty, $op:expr => $thread:ident, $tile4:ident, $tile16:ident, $warp:ident, $block:ident;)*) => {$(
+        $crate::segmented_reduce_kernels!(@tile $t, $op, $thread, 1);
+        $crate::segmented_reduce_kernels!(@tile $t, $op, $tile4, 4);
+        $crate::segmented_reduce_kernels!(@tile $t, $op, $tile16, 16);
+        $crate::segmented_reduce_kernels!(@tile $t, $op, $warp, 32);
+        $crate::kernel! {
+            #[doc = concat!("Segmented reduce of `", stringify!($t), "` with `", stringify!($op), "`, a block per segment: ")]
+            #[doc = "`warpsafe::reduce::segmented::block_per_segment` (parameters: `warpsafe::segmented_reduce_kernels!`)."]
+            ///
+            /// # Safety
+            /// The contracts of `warpsafe::reduce::segmented::Segments::new` and
+            /// `warpsafe::reduce::segmented::block_per_segment`.
+            pub unsafe fn $block(
+                input: *const $t,
+                len: u64,
+                offsets: *const u64,
+                segment_len: u64,
+                segments: u64,
+                out: *mut $t,
+                error: *mut u64,
+            ) {
+                // SAFETY: forwarded from the launch contract.
+                unsafe {
+                    let segments =
+                        $crate::reduce::segmented::Segments::new(input, len, offsets, segment_len, segments, error);
+                    $crate::reduce::segmented::block_per_segment(segments, out, $op)
+                }
+            }
+        }
+    )*};
+    (@tile $t:ty, $op:expr, $name:ident, $lanes:literal) => {
+        $crate::kernel! {
+            #[doc = concat!("Segmented reduce of `", stringify!($t), "` with `", stringify!($op), "`, ")]
+            #[doc = concat!(stringify!($lanes), " lane(s) per segment: `warpsafe::reduce::segmented::tile_per_segment` ")]
+            #[doc = "(parameters: `warpsafe::segmented_reduce_kernels!`)."]
+            ///
+            /// # Safety
+            /// The contracts of `warpsafe::reduce::segmented::Segments::new` and
+            /// `warpsafe::reduce::segmented::tile_per_segment`.
+            pub unsafe fn $name(
+                input: *const $t,
+                len: u64,
+                offsets: *const u64,
+                segment_len: u64,
+                segments: u64,
+                out: *mut $t,
+                error: *mut u64,
+            ) {
+                // SAFETY: forwarded from the launch contract.
+                unsafe {
+                    let segments =
+                        $crate::reduce::segmented::Segments::new(input, len, offsets, segment_len, segments, error);
+                    $crate::reduce::segmented::tile_per_segment::<_, _, $lanes>(segments, out, $op)
+                }
+            }
+        }
+    };
+}

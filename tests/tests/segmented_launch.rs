@@ -1,0 +1,462 @@
+//! `warpsafe::reduce::segmented` on the emulator and the GPU: the host `SegmentedReducer`
+//! for a sample of built-in (type, operator) pairs and a user operator that does not
+//! commute (composition of affine maps), every strategy and `Auto`, fixed lengths and
+//! offsets of many patterns (empty segments, lengths 1, 31, 33, 2^k +- 1, random mixed,
+//! power law with a few huge segments) against sequential CPU models (floats against an
+//! f64 model with a tolerance), bit-identical float results across runs, emulator seeds
+//! and backends, and a typed error for each kind of bad input.
+
+use std::fmt::Debug;
+
+use bytemuck::Pod;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use scan_test_kernels::{self as k, affine_of, Affine, Then};
+use warpsafe::emu::Options;
+use warpsafe::op::{Max, Min, Operator, Sum};
+use warpsafe_host::segmented::{
+    SegmentStrategy, SegmentedKernels, SegmentedOptions, SegmentedReducer, SegmentedReduction,
+};
+use warpsafe_host::{Device, DeviceBuffer, Error, SegmentsProblem};
+use warpsafe_tests::{on_gpu, test_devices, test_program};
+
+/// Emulator seeds (each a different interleaving of warps and blocks).
+const SEEDS: std::ops::Range<u64> = 0..3;
+
+/// `Auto` and every strategy.
+const STRATEGIES: [SegmentStrategy; 6] = [
+    SegmentStrategy::Auto,
+    SegmentStrategy::Thread,
+    SegmentStrategy::Tile4,
+    SegmentStrategy::Tile16,
+    SegmentStrategy::Warp,
+    SegmentStrategy::Block,
+];
+
+// ---------------------------------------------------------------------------------------
+// Element types and CPU models
+
+/// An element type of the tests: its test values and how a result is compared with the
+/// sequential model.
+trait Element: Pod + PartialEq + Debug {
+    /// The element input value `x` stands for.
+    fn of(x: u32) -> Self;
+    /// Whether `got` matches the model's `expected` for a segment of `len` elements
+    /// (`exact`: the f64 model's value for floats).
+    fn close(got: Self, expected: Self, exact: f64, len: usize) -> bool;
+    /// The value in f64, for the float model (0 for the others).
+    fn wide(self) -> f64;
+}
+
+macro_rules! integers {
+    ($($t:ty),*) => {$(
+        impl Element for $t {
+            fn of(x: u32) -> $t {
+                (x as $t).wrapping_sub(1 << 20)
+            }
+            fn close(got: $t, expected: $t, _exact: f64, _len: usize) -> bool {
+                got == expected
+            }
+            fn wide(self) -> f64 {
+                0.0
+            }
+        }
+    )*};
+}
+integers!(i32, u64);
+
+macro_rules! floats {
+    ($($t:ty: $eps:expr),*) => {$(
+        impl Element for $t {
+            fn of(x: u32) -> $t {
+                (x % 2001) as $t * 0.37 - 370.0
+            }
+            fn close(got: $t, expected: $t, exact: f64, len: usize) -> bool {
+                // Min and max are exact; a sum is within len * eps * 370 of the f64 sum.
+                got == expected || (got as f64 - exact).abs() <= $eps * 370.0 * (len.max(1) as f64)
+            }
+            fn wide(self) -> f64 {
+                self as f64
+            }
+        }
+    )*};
+}
+floats!(f32: 2e-6, f64: 1e-14);
+
+impl Element for Affine {
+    fn of(x: u32) -> Affine {
+        affine_of(x)
+    }
+    fn close(got: Affine, expected: Affine, _exact: f64, _len: usize) -> bool {
+        got == expected
+    }
+    fn wide(self) -> f64 {
+        0.0
+    }
+}
+
+/// The composition of affine maps with its kernels from the test crate.
+#[derive(Clone, Copy, Default)]
+struct Compose;
+impl Operator<Affine> for Compose {
+    fn identity(self) -> Affine {
+        Then.identity()
+    }
+    fn combine(self, a: Affine, b: Affine) -> Affine {
+        Then.combine(a, b)
+    }
+}
+impl SegmentedReduction<Affine> for Compose {
+    fn kernels() -> SegmentedKernels {
+        SegmentedKernels {
+            program: test_program("scan"),
+            thread: &k::segreduce_affine_thread,
+            tile4: &k::segreduce_affine_tile4,
+            tile16: &k::segreduce_affine_tile16,
+            warp: &k::segreduce_affine_warp,
+            block: &k::segreduce_affine_block,
+        }
+    }
+}
+
+/// The sequential reduction of each segment `offsets[s]..offsets[s + 1]`, and for floats
+/// the f64 sum of each (the tolerance's reference).
+fn model<T: Element, O: Operator<T>>(data: &[T], offsets: &[u64], op: O) -> (Vec<T>, Vec<f64>) {
+    offsets
+        .windows(2)
+        .map(|w| {
+            let segment = &data[w[0] as usize..w[1] as usize];
+            (
+                segment.iter().fold(op.identity(), |acc, &x| op.combine(acc, x)),
+                segment.iter().map(|x| x.wide()).sum::<f64>(),
+            )
+        })
+        .unzip()
+}
+
+fn random(n: usize, seed: u64) -> Vec<u32> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    (0..n).map(|_| rng.gen()).collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// Segment patterns
+
+/// Offsets from segment lengths, starting at `first`.
+fn offsets_of(first: u64, lengths: &[u64]) -> Vec<u64> {
+    let mut offsets = vec![first];
+    for &len in lengths {
+        offsets.push(offsets.last().unwrap() + len);
+    }
+    offsets
+}
+
+/// Named lists of segment lengths; `scale` grows the long ones (1 on the emulator).
+fn patterns(scale: u64) -> Vec<(&'static str, Vec<u64>)> {
+    let mut rng = StdRng::seed_from_u64(13);
+    let mixed: Vec<u64> = (0..150).map(|_| rng.gen_range(0..300)).collect();
+    let mut power_law: Vec<u64> =
+        (0..160).map(|_| (1.0 / rng.gen_range(0.02f64..1.0)).powi(2) as u64 - 1).collect();
+    power_law[37] = 6000 * scale;
+    power_law[121] = 20000 * scale;
+    let around_powers: Vec<u64> = (0..=11).flat_map(|k| [(1u64 << k) - 1, (1 << k) + 1]).collect();
+    vec![
+        ("no segment", vec![]),
+        ("all empty", vec![0; 40]),
+        ("length 1", vec![1; 100 * scale as usize]),
+        ("length 31", vec![31; 40]),
+        ("length 33", vec![33; 40]),
+        ("2^k +- 1", around_powers),
+        ("empty among others", vec![0, 5, 0, 0, 17, 0, 300, 0, 1, 0, 2000, 0]),
+        ("random mixed", mixed),
+        ("power law", power_law),
+        ("one long", vec![5000 * scale + 3]),
+    ]
+}
+
+/// Lengths the fixed form is checked at for each segment length (some not multiples).
+fn fixed_cases(scale: u64) -> Vec<(u64, u64)> {
+    let mut cases = Vec::new();
+    for len in [1u64, 8, 32, 128, 1024] {
+        for n in [0, 1, len - 1, 3 * len + 5, 600 * scale + 33] {
+            cases.push((len, n));
+        }
+    }
+    cases.push((u64::MAX, 5));
+    cases
+}
+
+// ---------------------------------------------------------------------------------------
+// Checks
+
+/// Checks `T` with `O` in every strategy on every pattern, offsets and fixed form.
+fn check<T: Element, O: SegmentedReduction<T>>(device: &Device, what: &str) {
+    let scale = if on_gpu(device) { 40 } else { 1 };
+    // On the emulator a few blocks (every emulated thread costs), which also makes the
+    // workers loop over many segments.
+    let max_blocks = if on_gpu(device) { None } else { Some(3) };
+    let mut reducer =
+        SegmentedReducer::<T, O>::with_options(device, SegmentedOptions { max_blocks, ..Default::default() })
+            .unwrap();
+    for strategy in STRATEGIES {
+        reducer.set_strategy(strategy);
+        for (name, lengths) in patterns(scale) {
+            let first = 3; // offsets need not start at 0
+            let offsets = offsets_of(first, &lengths);
+            let n = *offsets.last().unwrap() as usize + 2;
+            let data: Vec<T> = random(n, n as u64).into_iter().map(T::of).collect();
+            let (expected, exact) = model(&data, &offsets, O::default());
+            let input = device.upload(&data).unwrap();
+            let offsets_buffer = device.upload(&offsets).unwrap();
+            let sentinel = T::of(0xdead);
+            let mut output = device.upload(&vec![sentinel; lengths.len() + 1]).unwrap();
+            reducer.reduce_offsets(&input, &offsets_buffer, &mut output).unwrap();
+            let got = output.download().unwrap();
+            compare(
+                &got[..lengths.len()],
+                &expected,
+                &exact,
+                &lengths,
+                &format!("{what} {strategy:?} offsets {name}"),
+            );
+            assert_eq!(got[lengths.len()], sentinel, "{what} {strategy:?} {name}: wrote past the segments");
+        }
+        for (segment_len, n) in fixed_cases(scale) {
+            let data: Vec<T> = random(n as usize, n ^ segment_len).into_iter().map(T::of).collect();
+            let offsets: Vec<u64> =
+                (0..=n.div_ceil(segment_len)).map(|s| s.saturating_mul(segment_len).min(n)).collect();
+            let lengths: Vec<u64> = offsets.windows(2).map(|w| w[1] - w[0]).collect();
+            let (expected, exact) = model(&data, &offsets, O::default());
+            let input = device.upload(&data).unwrap();
+            let mut output = device.alloc_zeroed::<T>(lengths.len()).unwrap();
+            reducer.reduce_fixed(&input, segment_len, &mut output).unwrap();
+            let got = output.download().unwrap();
+            compare(
+                &got,
+                &expected,
+                &exact,
+                &lengths,
+                &format!("{what} {strategy:?} fixed {segment_len} over {n}"),
+            );
+        }
+    }
+}
+
+fn compare<T: Element>(got: &[T], expected: &[T], exact: &[f64], lengths: &[u64], what: &str) {
+    assert_eq!(got.len(), expected.len(), "{what}");
+    for (s, ((&g, &e), &x)) in got.iter().zip(expected).zip(exact).enumerate() {
+        assert!(
+            T::close(g, e, x, lengths[s] as usize),
+            "{what}: segment {s} of length {}: got {g:?}, expected {e:?}",
+            lengths[s]
+        );
+    }
+}
+
+#[test]
+fn built_in_operators_match_the_model() {
+    for device in test_devices("segmented_built_in") {
+        check::<i32, Sum>(&device, "i32 sum");
+        check::<u64, Max>(&device, "u64 max");
+        check::<f32, Sum>(&device, "f32 sum");
+        check::<f64, Min>(&device, "f64 min");
+        // The emulator runs a sample (each emulated check takes tens of seconds on two
+        // cores); the kernels are one generic implementation for every pair.
+        if on_gpu(&device) {
+            check::<i32, Min>(&device, "i32 min");
+            check::<u64, Sum>(&device, "u64 sum");
+            check::<f32, Max>(&device, "f32 max");
+            check::<f64, Sum>(&device, "f64 sum");
+        }
+    }
+}
+
+#[test]
+fn a_non_commutative_user_operator_keeps_the_order() {
+    for device in test_devices("segmented_non_commutative") {
+        check::<Affine, Compose>(&device, "affine composition");
+    }
+}
+
+#[test]
+fn reduced_grids_loop_over_their_segments() {
+    // One block: every worker takes many segments.
+    for device in test_devices("segmented_one_block") {
+        for strategy in SegmentStrategy::ALL {
+            let options = SegmentedOptions { strategy, max_blocks: Some(1) };
+            let mut reducer = SegmentedReducer::<i32, Sum>::with_options(&device, options).unwrap();
+            let lengths: Vec<u64> = (0..700).map(|s| s % 37).collect();
+            let offsets = offsets_of(0, &lengths);
+            let data: Vec<i32> =
+                random(*offsets.last().unwrap() as usize, 5).into_iter().map(i32::of).collect();
+            let (expected, _) = model(&data, &offsets, Sum);
+            let mut output = device.alloc_zeroed::<i32>(lengths.len()).unwrap();
+            reducer
+                .reduce_offsets(
+                    &device.upload(&data).unwrap(),
+                    &device.upload(&offsets).unwrap(),
+                    &mut output,
+                )
+                .unwrap();
+            assert_eq!(output.download().unwrap(), expected, "{strategy:?}");
+        }
+    }
+}
+
+/// f32 sums of the power-law pattern in `strategy` on `device`, as bits.
+fn f32_sums(device: &Device, strategy: SegmentStrategy) -> Vec<u32> {
+    let lengths = patterns(1).into_iter().find(|(name, _)| *name == "power law").unwrap().1;
+    let offsets = offsets_of(0, &lengths);
+    let data: Vec<f32> = random(*offsets.last().unwrap() as usize, 99).into_iter().map(f32::of).collect();
+    let options = SegmentedOptions { strategy, max_blocks: None };
+    let mut reducer = SegmentedReducer::<f32, Sum>::with_options(device, options).unwrap();
+    let mut output = device.alloc_zeroed::<f32>(lengths.len()).unwrap();
+    reducer
+        .reduce_offsets(&device.upload(&data).unwrap(), &device.upload(&offsets).unwrap(), &mut output)
+        .unwrap();
+    output.download().unwrap().into_iter().map(f32::to_bits).collect()
+}
+
+#[test]
+fn float_results_are_bit_identical_across_runs_seeds_and_backends() {
+    for strategy in SegmentStrategy::ALL {
+        let reference = f32_sums(&Device::emulator_with(Options { seed: 0, ..Options::default() }), strategy);
+        for seed in SEEDS {
+            for blocks in [1, 8] {
+                let device = Device::emulator_with(Options {
+                    seed,
+                    max_resident_blocks: blocks,
+                    ..Options::default()
+                });
+                assert_eq!(
+                    f32_sums(&device, strategy),
+                    reference,
+                    "{strategy:?}, seed {seed}, {blocks} resident blocks"
+                );
+            }
+        }
+        for device in test_devices("segmented_determinism") {
+            for run in 0..3 {
+                assert_eq!(
+                    f32_sums(&device, strategy),
+                    reference,
+                    "{strategy:?} on {}, run {run}",
+                    device.name()
+                );
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Bad input
+
+fn invalid(result: Result<(), Error>) -> SegmentsProblem {
+    match result {
+        Err(Error::InvalidSegments { problem, .. }) => problem,
+        other => panic!("expected Error::InvalidSegments, got {other:?}"),
+    }
+}
+
+#[test]
+fn bad_input_gets_a_typed_error() {
+    for device in test_devices("segmented_bad_input") {
+        let mut reducer = SegmentedReducer::<i32, Sum>::new(&device).unwrap();
+        let input = device.upload(&[1i32; 10]).unwrap();
+        let mut output = device.alloc_zeroed::<i32>(4).unwrap();
+        let upload = |offsets: &[u64]| device.upload(offsets).unwrap();
+
+        assert_eq!(invalid(reducer.reduce_fixed(&input, 0, &mut output)), SegmentsProblem::ZeroSegmentLength);
+        assert_eq!(
+            invalid(reducer.reduce_fixed(&input, 2, &mut output)),
+            SegmentsProblem::OutputTooShort { segments: 5, len: 4 }
+        );
+        let empty: DeviceBuffer<u64> = device.alloc_zeroed(0).unwrap();
+        assert_eq!(
+            invalid(reducer.reduce_offsets(&input, &empty, &mut output)),
+            SegmentsProblem::EmptyOffsets
+        );
+        assert_eq!(
+            invalid(reducer.reduce_offsets(&input, &upload(&[0, 1, 2, 3, 4, 5]), &mut output)),
+            SegmentsProblem::OutputTooShort { segments: 5, len: 4 }
+        );
+        for strategy in SegmentStrategy::ALL {
+            reducer.set_strategy(strategy);
+            // Segment 2 ends before it begins, segment 3 past the input: the lowest is named.
+            let mut output = device.upload(&[-1i32; 4]).unwrap();
+            assert_eq!(
+                invalid(reducer.reduce_offsets(&input, &upload(&[0, 2, 6, 4, 11]), &mut output)),
+                SegmentsProblem::NotMonotonic { segment: 2 },
+                "{strategy:?}"
+            );
+            // The good segments are reduced, the bad ones read nothing and get the identity.
+            assert_eq!(output.download().unwrap(), [2, 4, 0, 0], "{strategy:?}");
+            assert_eq!(
+                invalid(reducer.reduce_offsets(&input, &upload(&[0, 2, 4, 6, u64::MAX]), &mut output)),
+                SegmentsProblem::PastInput { segment: 3, len: 10 },
+                "{strategy:?}"
+            );
+            assert_eq!(
+                invalid(reducer.reduce_offsets(&input, &upload(&[11, 12]), &mut output)),
+                SegmentsProblem::PastInput { segment: 0, len: 10 },
+                "{strategy:?}"
+            );
+            // The error word is reset: a good call after a bad one succeeds.
+            reducer.reduce_offsets(&input, &upload(&[0, 10]), &mut output).unwrap();
+            assert_eq!(output.download().unwrap()[0], 10);
+        }
+        // A buffer of another device.
+        let other = Device::emulator();
+        let foreign = other.upload(&[1i32; 10]).unwrap();
+        assert!(matches!(reducer.reduce_fixed(&foreign, 4, &mut output), Err(Error::Unsupported { .. })));
+        let foreign_offsets = other.upload(&[0u64, 1]).unwrap();
+        assert!(matches!(
+            reducer.reduce_offsets(&input, &foreign_offsets, &mut output),
+            Err(Error::Unsupported { .. })
+        ));
+        assert!(matches!(
+            SegmentedReducer::<i32, Sum>::with_options(
+                &device,
+                SegmentedOptions { max_blocks: Some(0), ..Default::default() }
+            ),
+            Err(Error::Unsupported { .. })
+        ));
+    }
+}
+
+#[test]
+fn auto_picks_by_average_length() {
+    let pick = SegmentStrategy::for_average;
+    assert_eq!(pick(1 << 20, 1 << 20), SegmentStrategy::Thread);
+    assert_eq!(pick(8 << 20, 1 << 20), SegmentStrategy::Tile4);
+    assert_eq!(pick(32 << 20, 1 << 20), SegmentStrategy::Tile4);
+    assert_eq!(pick(128 << 20, 1 << 20), SegmentStrategy::Tile16);
+    assert_eq!(pick(1024 << 10, 1 << 10), SegmentStrategy::Warp);
+    assert_eq!(pick(65536 << 10, 1 << 10), SegmentStrategy::Block);
+    assert_eq!(pick(0, 0), SegmentStrategy::Thread);
+}
+
+// ---------------------------------------------------------------------------------------
+// Past 2^31 elements (GPU only)
+
+#[test]
+fn huge_segments_past_2_31_elements() {
+    let Some(device) = warpsafe_tests::gpu_or_skip("huge_segmented").map(Device::from) else { return };
+    let n = (1u64 << 31) + 5;
+    let input = device.upload(&vec![1i32; n as usize]).unwrap();
+    let mut reducer = SegmentedReducer::<i32, Sum>::new(&device).unwrap();
+    let segment_len = 1u64 << 20;
+    let mut output = device.alloc_zeroed::<i32>(n.div_ceil(segment_len) as usize).unwrap();
+    reducer.reduce_fixed(&input, segment_len, &mut output).unwrap();
+    let got = output.download().unwrap();
+    assert!(got[..got.len() - 1].iter().all(|&x| x == segment_len as i32));
+    assert_eq!(got[got.len() - 1], 5);
+    // Offsets past 2^31, in every strategy: one segment straddles 2^31.
+    let offsets = device.upload(&[0, (1u64 << 31) - 3, (1 << 31) + 2, n]).unwrap();
+    let mut output = device.alloc_zeroed::<i32>(3).unwrap();
+    for strategy in SegmentStrategy::ALL {
+        reducer.set_strategy(strategy);
+        reducer.reduce_offsets(&input, &offsets, &mut output).unwrap();
+        assert_eq!(output.download().unwrap(), [i32::MAX - 2, 5, 3], "{strategy:?}");
+    }
+}

@@ -24,9 +24,13 @@ fn embedded_ptx_covers_sm70_sm80_sm90_with_every_kernel() {
         assert!(ptx.contains(&format!(".target sm_{sm}")), "sm_{sm}: wrong .target");
         for kernel in ["warpsafe_warp_sum_u32", "warpsafe_warp_sum_f32"] {
             assert!(ptx.contains(&format!(".entry {kernel}(")), "sm_{sm}: no .entry {kernel}");
-            // Five shuffle steps per warp sum.
-            let shuffles = kernel_body(ptx, kernel).matches("shfl.sync.down.b32").count();
-            assert_eq!(shuffles, 5, "sm_{sm} {kernel}: expected 5 shfl.sync.down.b32, found {shuffles}");
+            // The warp reduction: one `redux.sync.add` for u32 from sm_80, else five
+            // butterfly steps.
+            let body = kernel_body(ptx, kernel);
+            let (redux, butterfly) =
+                (body.matches("redux.sync.add.s32").count(), body.matches("shfl.sync.bfly.b32").count());
+            let expected = if sm >= 80 && kernel.ends_with("u32") { (1, 0) } else { (0, 5) };
+            assert_eq!((redux, butterfly), expected, "sm_{sm} {kernel}: (redux.sync, shfl.sync.bfly) counts");
         }
         assert_assembles_without_spills(ptx, sm, "warpsafe-entry");
     }
@@ -152,6 +156,7 @@ fn the_builder_refuses_misuse_that_only_codegen_sees() {
 fn ptxas_check_rejects_broken_ptx() {
     // The spill/assembly checks above are only worth something if ptxas can say no.
     let (sm, ptx) = warpsafe_host::ptx::EMBEDDED[0];
-    let broken = ptx.replacen("shfl.sync.down.b32", "shfl.sync.sideways.b32", 1);
+    let broken = ptx.replacen("shfl.sync.bfly.b32", "shfl.sync.sideways.b32", 1);
+    assert_ne!(broken, ptx, "the PTX has no shfl.sync.bfly.b32 to break");
     assert!(assemble(&broken, sm).is_err(), "ptxas accepted an invalid instruction");
 }

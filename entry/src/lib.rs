@@ -59,5 +59,6 @@ pub mod kernels {
     }
 }
 
+pub mod histogram;
 pub mod reduce;
 pub mod scan;

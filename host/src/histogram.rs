@@ -87,6 +87,7 @@
 //!   (`Histogram<u16, 4, 4>` needs `u16: HistogramSample<4, 4>`; declare one with
 //!   `warpsafe::histogram_kernels!` and implement the trait).
 
+use std::cmp::Ordering;
 use std::marker::PhantomData;
 
 use warpsafe::histogram::{self as kernel_histogram, BinParams, Sample};
@@ -150,7 +151,11 @@ pub struct HistogramOptions {
 
 impl Default for HistogramOptions {
     fn default() -> HistogramOptions {
-        HistogramOptions { block_threads: kernel_histogram::BLOCK_THREADS, blocks_per_multiprocessor: 4, copies: None }
+        HistogramOptions {
+            block_threads: kernel_histogram::BLOCK_THREADS,
+            blocks_per_multiprocessor: 4,
+            copies: None,
+        }
     }
 }
 
@@ -197,7 +202,9 @@ pub struct Histogram<S: Sample, const CHANNELS: usize = 1, const ACTIVE: usize =
     sample: PhantomData<fn(S)>,
 }
 
-impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize> std::fmt::Debug for Histogram<S, CHANNELS, ACTIVE> {
+impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize> std::fmt::Debug
+    for Histogram<S, CHANNELS, ACTIVE>
+{
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Histogram")
             .field("sample", &std::any::type_name::<S>())
@@ -221,11 +228,16 @@ fn check_device(device: &Device, on_device: bool) -> Result<(), Error> {
     if on_device {
         Ok(())
     } else {
-        Err(Error::unsupported(format!("histogram: a buffer or stream of another device than {}", device.name())))
+        Err(Error::unsupported(format!(
+            "histogram: a buffer or stream of another device than {}",
+            device.name()
+        )))
     }
 }
 
-impl<S: HistogramSample<CHANNELS, ACTIVE>, const CHANNELS: usize, const ACTIVE: usize> Histogram<S, CHANNELS, ACTIVE> {
+impl<S: HistogramSample<CHANNELS, ACTIVE>, const CHANNELS: usize, const ACTIVE: usize>
+    Histogram<S, CHANNELS, ACTIVE>
+{
     /// `bins` even bins per channel over `[lower, upper)` (module docs).
     ///
     /// # Errors
@@ -252,7 +264,7 @@ impl<S: HistogramSample<CHANNELS, ACTIVE>, const CHANNELS: usize, const ACTIVE: 
         if levels.len() < 2 {
             return Err(invalid(format!("{} levels: range bins need at least 2", levels.len())));
         }
-        if let Some(i) = levels.windows(2).position(|pair| !(pair[0] < pair[1])) {
+        if let Some(i) = levels.windows(2).position(|pair| pair[0].partial_cmp(&pair[1]) != Some(Ordering::Less)) {
             return Err(invalid(format!(
                 "levels must increase strictly and not be NaN, but levels[{i}] = {:?} and levels[{}] = {:?}",
                 levels[i],
@@ -260,8 +272,11 @@ impl<S: HistogramSample<CHANNELS, ACTIVE>, const CHANNELS: usize, const ACTIVE: 
                 levels[i + 1]
             )));
         }
-        let bins = u32::try_from(levels.len() - 1)
-            .map_err(|_| Error::InputTooLarge { operation: "histogram bins", len: levels.len() - 1, max: u32::MAX as usize })?;
+        let bins = u32::try_from(levels.len() - 1).map_err(|_| Error::InputTooLarge {
+            operation: "histogram bins",
+            len: levels.len() - 1,
+            max: u32::MAX as usize,
+        })?;
         Self::check_bins(bins)?;
         let on_device = device.upload(levels)?;
         let params = BinParams::range(on_device.device_address(), bins);
@@ -351,8 +366,10 @@ impl<S: HistogramSample<CHANNELS, ACTIVE>, const CHANNELS: usize, const ACTIVE: 
             fitting /= 2;
         }
         let vectors = (samples as u64 / kernel_histogram::samples_per_vector::<S>() as u64).max(1);
-        let most_blocks = self.device.multiprocessor_count() as u64 * self.options.blocks_per_multiprocessor as u64;
-        let blocks = vectors.div_ceil(threads * kernel_histogram::VECTORS_PER_THREAD as u64).clamp(1, most_blocks);
+        let most_blocks =
+            self.device.multiprocessor_count() as u64 * self.options.blocks_per_multiprocessor as u64;
+        let blocks =
+            vectors.div_ceil(threads * kernel_histogram::VECTORS_PER_THREAD as u64).clamp(1, most_blocks);
         let copies = match self.options.copies {
             Some(copies) => copies.min(fitting),
             None if fitting == 0 => 0,
@@ -376,7 +393,11 @@ impl<S: HistogramSample<CHANNELS, ACTIVE>, const CHANNELS: usize, const ACTIVE: 
     ///
     /// # Errors
     /// See the module docs.
-    pub fn compute(&mut self, samples: &DeviceBuffer<S>, counts: &mut DeviceBuffer<u32>) -> Result<(), Error> {
+    pub fn compute(
+        &mut self,
+        samples: &DeviceBuffer<S>,
+        counts: &mut DeviceBuffer<u32>,
+    ) -> Result<(), Error> {
         // SAFETY: both buffers are borrowed (counts mutably) until the stream is
         // synchronised below.
         unsafe { self.enqueue(None, samples, counts)? };
@@ -445,7 +466,8 @@ impl<S: HistogramSample<CHANNELS, ACTIVE>, const CHANNELS: usize, const ACTIVE: 
             shared_mem_bytes: plan.shared_bytes,
             ..LaunchConfig::linear(plan.blocks, self.options.block_threads)
         };
-        let (mut samples, mut len, mut params) = (samples.device_address(), samples.len() as u64, self.params);
+        let (mut samples, mut len, mut params) =
+            (samples.device_address(), samples.len() as u64, self.params);
         let mut copies = plan.copies;
         let (mut scratch, mut counts, mut ticket) =
             (self.scratch.device_address(), counts.device_address(), self.ticket.device_address());

@@ -472,7 +472,9 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize> Launch<S, CHANNELS, 
     }
 }
 
-impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize> BinningVisitor<S> for Launch<S, CHANNELS, ACTIVE> {
+impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize> BinningVisitor<S>
+    for Launch<S, CHANNELS, ACTIVE>
+{
     #[inline(always)]
     unsafe fn visit<B: Binning<S>>(self, binning: B) {
         const {
@@ -484,7 +486,9 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize> BinningVisitor<S> fo
         let slots = ACTIVE as u32 * self.bins;
         if self.copies == 0 {
             // SAFETY: forwarded from the launch contract.
-            unsafe { self.input(binning, GlobalBins { base: self.scratch }).count_share::<CHANNELS, ACTIVE>() };
+            unsafe {
+                self.input(binning, GlobalBins { base: self.scratch }).count_share::<CHANNELS, ACTIVE>()
+            };
         } else {
             let window = shared::dynamic::<u32>();
             let words = slots * self.copies;

@@ -22,7 +22,8 @@ const SEEDS: std::ops::Range<u64> = 0..3;
 
 /// Small blocks, so that the emulator runs many blocks (and many merges and tickets) on
 /// small inputs.
-const SMALL_BLOCKS: HistogramOptions = HistogramOptions { block_threads: 64, blocks_per_multiprocessor: 4, copies: None };
+const SMALL_BLOCKS: HistogramOptions =
+    HistogramOptions { block_threads: 64, blocks_per_multiprocessor: 4, copies: None };
 
 /// Sample counts around vectors, tiles and 2^k.
 fn lengths(gpu: bool) -> Vec<usize> {
@@ -251,7 +252,12 @@ fn check_every_sample_type(device: &Device, options: HistogramOptions, seed: u64
     check_layout::<u8, 4, 3>(device, Bins::Range(integer_levels(5, 100, 9)), options, seed);
     check_layout::<u16, 1, 1>(device, Bins::Even { bins: 1000, lower: 100, upper: 60_000 }, options, seed);
     check_layout::<u16, 1, 1>(device, Bins::Range(integer_levels(300, 1000, 200)), options, seed);
-    check_layout::<i32, 1, 1>(device, Bins::Even { bins: 257, lower: -1_000_000, upper: 3_000_001 }, options, seed);
+    check_layout::<i32, 1, 1>(
+        device,
+        Bins::Even { bins: 257, lower: -1_000_000, upper: 3_000_001 },
+        options,
+        seed,
+    );
     // A width of 2^32 with 3 bins: past what the 32-bit reciprocal handles (the wide
     // division).
     check_layout::<i32, 1, 1>(
@@ -281,7 +287,12 @@ fn counts_under_several_emulator_schedules() {
         let device = Device::emulator_with(Options { seed, max_resident_blocks: 8, ..Options::default() });
         check_layout::<u8, 1, 1>(&device, Bins::Even { bins: 256, lower: 0, upper: 256 }, SMALL_BLOCKS, seed);
         check_layout::<u8, 4, 3>(&device, Bins::Even { bins: 255, lower: 0, upper: 256 }, SMALL_BLOCKS, seed);
-        check_layout::<f32, 1, 1>(&device, Bins::Even { bins: 31, lower: -1.0, upper: 1.0 }, SMALL_BLOCKS, seed);
+        check_layout::<f32, 1, 1>(
+            &device,
+            Bins::Even { bins: 31, lower: -1.0, upper: 1.0 },
+            SMALL_BLOCKS,
+            seed,
+        );
     }
 }
 
@@ -290,8 +301,18 @@ fn every_private_copy_count_gives_the_same_counts() {
     for device in test_devices("histogram_copies") {
         for copies in [1, 2, 4, 8, 16, 32] {
             let options = HistogramOptions { copies: Some(copies), ..SMALL_BLOCKS };
-            check_layout::<u8, 1, 1>(&device, Bins::Even { bins: 256, lower: 0, upper: 256 }, options, copies as u64);
-            check_layout::<u8, 4, 4>(&device, Bins::Even { bins: 100, lower: 0, upper: 256 }, options, copies as u64);
+            check_layout::<u8, 1, 1>(
+                &device,
+                Bins::Even { bins: 256, lower: 0, upper: 256 },
+                options,
+                copies as u64,
+            );
+            check_layout::<u8, 4, 4>(
+                &device,
+                Bins::Even { bins: 100, lower: 0, upper: 256 },
+                options,
+                copies as u64,
+            );
         }
     }
 }
@@ -348,7 +369,8 @@ fn bad_input_gets_typed_errors() {
     invalid(Histogram::<u8>::range(&device, &[0, 5, 5, 9]).map(drop), "repeated levels");
     invalid(Histogram::<u8>::range(&device, &[0, 5, 3]).map(drop), "decreasing levels");
     invalid(Histogram::<f32>::range(&device, &[0.0, f32::NAN, 3.0]).map(drop), "a NaN level");
-    let options = |o: HistogramOptions| Histogram::<u8>::even(&device, 4, 0, 256).unwrap().with_options(o).map(drop);
+    let options =
+        |o: HistogramOptions| Histogram::<u8>::even(&device, 4, 0, 256).unwrap().with_options(o).map(drop);
     invalid(options(HistogramOptions { block_threads: 48, ..Default::default() }), "48 threads");
     invalid(options(HistogramOptions { block_threads: 2048, ..Default::default() }), "2048 threads");
     invalid(options(HistogramOptions { blocks_per_multiprocessor: 0, ..Default::default() }), "0 blocks");

@@ -264,7 +264,9 @@ impl<S: HistogramSample<CHANNELS, ACTIVE>, const CHANNELS: usize, const ACTIVE: 
         if levels.len() < 2 {
             return Err(invalid(format!("{} levels: range bins need at least 2", levels.len())));
         }
-        if let Some(i) = levels.windows(2).position(|pair| pair[0].partial_cmp(&pair[1]) != Some(Ordering::Less)) {
+        if let Some(i) =
+            levels.windows(2).position(|pair| pair[0].partial_cmp(&pair[1]) != Some(Ordering::Less))
+        {
             return Err(invalid(format!(
                 "levels must increase strictly and not be NaN, but levels[{i}] = {:?} and levels[{}] = {:?}",
                 levels[i],

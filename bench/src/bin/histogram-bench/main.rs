@@ -21,6 +21,7 @@ use warpsafe_bench::histogram::{self as bench, Args, Distribution, Row, WARPSAFE
 use warpsafe_bench::report::{self, size_label, Check, Results};
 use warpsafe_bench::timing::{self, StreamClock};
 use warpsafe_host::histogram::{Histogram, HistogramOptions};
+use warpsafe_host::{DeviceBuffer, Stream};
 
 /// The name in messages.
 const TOOL: &str = "histogram-bench";
@@ -103,9 +104,10 @@ fn measure(args: &Args, results: &mut Results<Row>, log: &mut String) -> anyhow:
             let expected = bench::reference(&host);
             let samples = s.device.upload(&host).with_context(|| format!("the samples of {d} {size}"))?;
             let mut counts = s.device.alloc_zeroed::<u32>(bench::BINS)?;
+            let point = Point { distribution: d, samples: &samples, expected: &expected };
             for (name, histogram) in &mut histograms {
                 let measured =
-                    bench_one(&s, &args.common.plan, histogram, name, d, &samples, &mut counts, &expected);
+                    bench_one(&s.stream, &args.common.plan, (name.as_str(), histogram), &point, &mut counts);
                 s.keep(measured, || format!("{name} {d} {size}"));
             }
         }
@@ -113,22 +115,26 @@ fn measure(args: &Args, results: &mut Results<Row>, log: &mut String) -> anyhow:
     Ok(s.finish())
 }
 
+/// One point of the run: the samples on the device and their reference counts.
+struct Point<'a> {
+    distribution: Distribution,
+    samples: &'a DeviceBuffer<u8>,
+    expected: &'a [u32],
+}
+
 /// Checks one setting's first call, times it, and checks the last timed call.
 fn bench_one(
-    s: &Session<'_, Row>,
+    stream: &Stream,
     plan: &timing::Plan,
-    histogram: &mut Histogram<u8>,
-    name: &str,
-    distribution: Distribution,
-    samples: &warpsafe_host::DeviceBuffer<u8>,
-    counts: &mut warpsafe_host::DeviceBuffer<u32>,
-    expected: &[u32],
+    (name, histogram): (&str, &mut Histogram<u8>),
+    point: &Point<'_>,
+    counts: &mut DeviceBuffer<u32>,
 ) -> anyhow::Result<Row> {
+    let Point { distribution, samples, expected } = *point;
     // Poison the counts, so that a call that writes nothing cannot pass.
     counts.copy_from_host(&[0x5A5A_5A5A; bench::BINS])?;
     let counts = &*counts;
-    let stream = &s.stream;
-    let check = |stream: &warpsafe_host::Stream| -> anyhow::Result<Check> {
+    let check = |stream: &Stream| -> anyhow::Result<Check> {
         stream.synchronize()?;
         Ok(bench::check_counts(&counts.download()?, expected))
     };

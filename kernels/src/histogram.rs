@@ -33,7 +33,8 @@
 //! - *Private copies in shared memory* (`copies` a power of two, 1 to 32): the block
 //!   keeps `copies` copies of its histograms in dynamic shared memory, bin `b` of channel
 //!   `c` of copy `k` at word `(c * bins + b) * copies + k`, and lane `l` counts into copy
-//!   `l % copies` with a block-scope atomic add. With 32 copies each lane of a warp owns
+//!   `l % copies` with a block-scope atomic add (`red.shared.add`, so a shared-memory
+//!   atomic whatever ptxas proves about the address). With 32 copies each lane of a warp owns
 //!   one bank, so a warp's 32 atomics never conflict, whatever the data (the hardware
 //!   already merges increments of one address within a warp, so no match/aggregation
 //!   step comes before the atomic: measured slower). Fewer copies cost less to clear and
@@ -331,9 +332,9 @@ impl Counter for SharedCopies {
     unsafe fn count(self, slot: u32) {
         let word = (slot << self.log2_copies) | self.copy;
         // SAFETY: slot < ACTIVE * bins (caller) and copy < copies, so word < ACTIVE * bins
-        // * copies, the words of the window (the kernel's contract); shared memory of this
+        // * copies, the words of the window (the kernel's contract): shared memory of this
         // block, accessed only atomically between the barriers around the counting.
-        unsafe { BlockAtomicU32::from_ptr(self.base.add(word as usize)) }.add(1, Relaxed);
+        unsafe { BlockAtomicU32::from_ptr(self.base.add(word as usize)).add_shared(1) };
     }
 }
 

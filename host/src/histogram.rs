@@ -468,8 +468,10 @@ impl<S: HistogramSample<CHANNELS, ACTIVE>, const CHANNELS: usize, const ACTIVE: 
             shared_mem_bytes: plan.shared_bytes,
             ..LaunchConfig::linear(plan.blocks, self.options.block_threads)
         };
-        let (mut samples, mut len, mut params) =
-            (samples.device_address(), samples.len() as u64, self.params);
+        // Even integer bins that no sample value reaches count nothing: a launch over no
+        // samples writes the zeros.
+        let len = if self.params.nothing != 0 { 0 } else { samples.len() as u64 };
+        let (mut samples, mut len, mut params) = (samples.device_address(), len, self.params);
         let mut copies = plan.copies;
         let (mut scratch, mut counts, mut ticket) =
             (self.scratch.device_address(), counts.device_address(), self.ticket.device_address());

@@ -127,18 +127,59 @@ pub struct BinParams {
     pub bins: u32,
     /// Even integer bins: [`DIVIDE_IDENTITY`], [`DIVIDE_MAGIC`] or [`DIVIDE_WIDE`].
     pub division: u32,
+    /// Even integer bins: the smallest sample value in the range, `max(lower, S::MIN)`,
+    /// as the sample's 32 bits (`s as u32`).
+    pub first: u32,
+    /// Even integer bins: the largest sample value in the range minus the smallest,
+    /// `min(upper - 1, S::MAX) - max(lower, S::MIN)`.
+    pub span: u32,
+    /// Even integer bins: `max(lower, S::MIN) - lower`, what a sample's distance from
+    /// `first` is short of its distance from `lower`.
+    pub skip: u32,
+    /// Even integer bins: 1 when no value of the sample type lies in the range (then
+    /// `first`, `span` and `skip` are 0, and the host counts nothing: it launches over no
+    /// samples).
+    pub nothing: u32,
 }
 
 impl BinParams {
     /// Range bins over the `bins + 1` levels at global address `levels`.
     pub const fn range(levels: u64, bins: u32) -> BinParams {
-        BinParams { lower: 0, upper: 0, width: 0, magic: 0, levels, bins, division: 0 }
+        BinParams { levels, bins, ..BinParams::ZERO }
     }
 
-    /// Even integer bins over `[lower, upper)`, for `0 < upper - lower <= 2^32` and
-    /// `bins >= 1` (the caller's to check: see [`even_integer_ok`]).
-    pub const fn even_integer(lower: i64, upper: i64, bins: u32) -> BinParams {
+    /// Every field 0.
+    const ZERO: BinParams = BinParams {
+        lower: 0,
+        upper: 0,
+        width: 0,
+        magic: 0,
+        levels: 0,
+        bins: 0,
+        division: 0,
+        first: 0,
+        span: 0,
+        skip: 0,
+        nothing: 0,
+    };
+
+    /// Even integer bins over `[lower, upper)` for samples whose values run from `min` to
+    /// `max` (a span below 2^32), for `0 < upper - lower <= 2^32` and `bins >= 1` (the
+    /// caller's to check: see [`even_integer_ok`]).
+    pub const fn even_integer(lower: i64, upper: i64, bins: u32, min: i64, max: i64) -> BinParams {
         let width = upper.wrapping_sub(lower) as u64;
+        let smallest = if lower > min { lower } else { min };
+        let largest = if upper - 1 < max { upper - 1 } else { max };
+        let nothing = smallest > largest;
+        // A sample s is in the range when (s - smallest) mod 2^32 <= largest - smallest:
+        // both lie in the sample type's span, below 2^32, so the wrapping difference of a
+        // sample below `smallest` exceeds it. Its offset from `lower` is that difference
+        // plus `skip`, at most largest - lower < width <= 2^32.
+        let (first, span, skip) = if nothing {
+            (0, 0, 0)
+        } else {
+            (smallest as u32, (largest - smallest) as u32, (smallest - lower) as u32)
+        };
         let (division, magic) = if width == bins as u64 {
             (DIVIDE_IDENTITY, 0)
         } else if width * bins as u64 <= 1 << 32 {
@@ -147,7 +188,19 @@ impl BinParams {
         } else {
             (DIVIDE_WIDE, 0)
         };
-        BinParams { lower: lower as u64, upper: upper as u64, width, magic, levels: 0, bins, division }
+        BinParams {
+            lower: lower as u64,
+            upper: upper as u64,
+            width,
+            magic,
+            bins,
+            division,
+            first,
+            span,
+            skip,
+            nothing: nothing as u32,
+            ..BinParams::ZERO
+        }
     }
 }
 
@@ -198,18 +251,19 @@ macro_rules! integer_samples {
                 self as i64
             }
             fn even(lower: i64, upper: i64, bins: u32) -> Option<BinParams> {
-                even_integer_ok(lower, upper).then(|| BinParams::even_integer(lower, upper, bins))
+                even_integer_ok(lower, upper)
+                    .then(|| BinParams::even_integer(lower, upper, bins, <$t>::MIN as i64, <$t>::MAX as i64))
             }
             #[inline(always)]
             fn even_bin<const DIVISION: u32>(self, params: &BinParams) -> Option<u32> {
-                // Below `lower` the difference wraps to a huge value: one compare checks
-                // both bounds.
-                let offset = (self as i64).wrapping_sub(params.lower as i64) as u64;
-                if offset >= params.width {
+                // 32-bit arithmetic (see `BinParams::even_integer`): below the range the
+                // difference wraps past `span`, so one compare checks both bounds.
+                let from_first = (self as u32).wrapping_sub(params.first);
+                if from_first > params.span {
                     return None;
                 }
-                // offset < width <= 2^32.
-                let offset = offset as u32;
+                // offset = sample - lower <= span + skip < width <= 2^32.
+                let offset = from_first + params.skip;
                 Some(match DIVISION {
                     DIVIDE_IDENTITY => offset,
                     // offset * bins < width * bins <= 2^32 for this mode.
@@ -238,10 +292,8 @@ impl Sample for f32 {
             lower: lower.to_bits() as u64,
             upper: upper.to_bits() as u64,
             width: scale.to_bits() as u64,
-            magic: 0,
-            levels: 0,
             bins,
-            division: 0,
+            ..BinParams::ZERO
         })
     }
     #[inline(always)]

@@ -245,6 +245,12 @@ fn check_every_sample_type(device: &Device, options: HistogramOptions, seed: u64
         check_layout::<u8, 1, 1>(device, Bins::Even { bins, lower: 0, upper: 256 }, options, seed);
     }
     check_layout::<u8, 1, 1>(device, Bins::Even { bins: 10, lower: 20, upper: 220 }, options, seed);
+    // Bounds past the type's values on either side, and a range no u8 reaches.
+    check_layout::<u8, 1, 1>(device, Bins::Even { bins: 7, lower: -300, upper: 100 }, options, seed);
+    check_layout::<u8, 1, 1>(device, Bins::Even { bins: 9, lower: 200, upper: 1000 }, options, seed);
+    check_layout::<u8, 1, 1>(device, Bins::Even { bins: 3, lower: 300, upper: 400 }, options, seed);
+    check_layout::<u8, 1, 1>(device, Bins::Even { bins: 3, lower: -100, upper: -10 }, options, seed);
+    check_layout::<u16, 1, 1>(device, Bins::Even { bins: 5, lower: -70_000, upper: 10 }, options, seed);
     check_layout::<u8, 1, 1>(device, Bins::Range(integer_levels(40, 3, 6)), options, seed);
     check_layout::<u8, 4, 4>(device, Bins::Even { bins: 256, lower: 0, upper: 256 }, options, seed);
     check_layout::<u8, 4, 4>(device, Bins::Range(integer_levels(17, 0, 15)), options, seed);
@@ -267,6 +273,12 @@ fn check_every_sample_type(device: &Device, options: HistogramOptions, seed: u64
         seed,
     );
     check_layout::<i32, 1, 1>(device, Bins::Range(integer_levels(1000, -5000, 11)), options, seed);
+    check_layout::<i32, 1, 1>(
+        device,
+        Bins::Even { bins: 1000, lower: i32::MAX as i64 - 999, upper: i32::MAX as i64 + 1 },
+        options,
+        seed,
+    );
     check_layout::<f32, 1, 1>(device, Bins::Even { bins: 256, lower: -1.5, upper: 2.25 }, options, seed);
     check_layout::<f32, 1, 1>(device, Bins::Even { bins: 7, lower: 0.1, upper: 0.3 }, options, seed);
     let levels: Vec<f32> = (0..=100).map(|i| -3.0 + (i as f32).powf(1.3) * 0.01).collect();

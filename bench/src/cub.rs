@@ -37,6 +37,13 @@ pub const REDUCE: Program =
 pub const SCAN: Program =
     Program { name: "scan_cub", files: &[("scan_cub.cu", include_str!("../cub/scan_cub.cu")), COMMON] };
 
+/// `histogram-bench`'s reference: `cub::DeviceHistogram::HistogramEven` and a read
+/// ceiling.
+pub const HISTOGRAM: Program = Program {
+    name: "histogram_cub",
+    files: &[("histogram_cub.cu", include_str!("../cub/histogram_cub.cu")), COMMON],
+};
+
 impl Program {
     /// The source that is compiled (the first file's text).
     pub fn source(&self) -> &'static str {

@@ -12,6 +12,9 @@
 //!   against CUB's `DeviceScan` and `DeviceSelect` and a device-to-device copy, for f32,
 //!   f64 and i32 at 2^10 to 2^28 elements (and i32 past 2^31 with `--huge`); prints
 //!   markdown tables and the targets, writes a CSV and an SVG plot.
+//! - `histogram-bench`: warpsafe's `Histogram` (256 even bins of u8) against CUB's
+//!   `DeviceHistogram::HistogramEven` and a read ceiling, uniform and skewed samples at
+//!   2^10 to 2^28; a table, the targets, a CSV and an SVG plot ([`histogram`]).
 //!
 //! This library holds everything of `reduce-bench` and `scan-bench` that needs no GPU
 //! (input data and references, the timing method, CUB's programs and their output, the
@@ -22,6 +25,7 @@ pub mod cli;
 pub mod cub;
 pub mod data;
 pub mod harness;
+pub mod histogram;
 pub mod meta;
 pub mod par;
 pub mod plot;

@@ -64,6 +64,7 @@ pub mod kernels {
     }
 }
 
+pub mod histogram;
 pub mod reduce;
 pub mod scan;
 pub mod segmented;

@@ -231,6 +231,16 @@ pub enum Error {
         /// What is wrong.
         problem: SegmentsProblem,
     },
+    /// An argument no launch can serve: a histogram with no bins, bounds that are not
+    /// increasing or are NaN, levels that are not strictly increasing, a counts buffer of
+    /// the wrong length, samples that are not whole pixels.
+    #[error("{operation}: {problem}")]
+    InvalidArgument {
+        /// The operation.
+        operation: &'static str,
+        /// What is wrong, with the values involved.
+        problem: String,
+    },
     /// NCCL, which GPU communicators need, cannot be loaded.
     #[error("NCCL is not available: {reason}")]
     NcclUnavailable {

@@ -65,6 +65,7 @@ mod error;
 // The GPU backend, or (without the `cuda` feature) its value-less stand-in.
 #[cfg_attr(not(feature = "cuda"), path = "gpu_absent.rs")]
 mod gpu;
+pub mod histogram;
 mod launch;
 mod program;
 pub mod ptx;

@@ -391,6 +391,23 @@ impl<S: AtomicScope> Atomic<u32, S> {
     }
 }
 
+impl Atomic<u32, Block> {
+    /// Adds `value` (wrapping), returning nothing, to a location in shared memory:
+    /// `red.relaxed.cta.shared.add.u32`, the shared-memory form of `add(value, Relaxed)`,
+    /// which never tests the generic address's window at run time.
+    ///
+    /// # Safety
+    /// The atomic lies in the executing block's shared memory (made by
+    /// [`Atomic::from_ptr`] from a shared address, or by `SharedArray::atomic`).
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn add_shared(&self, value: u32) {
+        // SAFETY: `from_ptr`'s contract (a valid, aligned, atomically accessed address) and
+        // the caller's (in this block's shared memory).
+        unsafe { arch::red_shared_add_u32(self.as_ptr(), value) }
+    }
+}
+
 impl<S: AtomicScope> Atomic<f32, S> {
     common_methods!(f32, u32, ld_b32, st_b32, f32, atom_add_f32, red_add_f32);
 }

@@ -107,6 +107,7 @@
 //! | `cg::tiled_partition<N>`, `coalesced_threads`, `labeled_partition`, `binary_partition` | [`group::Warp::tiles`], [`group::Coalesced::active`], [`group::Group::labeled_partition`], [`group::Group::binary_partition`] | | |
 //! | `cg::reduce`, `cg::inclusive_scan`, `cg::exclusive_scan` | [`group::Group::reduce`], [`group::Group::inclusive_scan`], [`group::Group::exclusive_scan`] | | shuffles |
 //! | `cub::DeviceScan::InclusiveSum`, `cub::DeviceSelect::If`, `cub::DevicePartition::If` | `warpsafe_host::scan::Scanner`, `Selector` (kernels: [`scan`], [`scan_kernels!`], [`select_kernels!`]) | [`scan::lookback`] (the look-back protocol) | one launch, decoupled look-back |
+//! | `cub::DeviceHistogram::HistogramEven`, `HistogramRange`, `MultiHistogramEven` | `warpsafe_host::histogram::Histogram` (kernels: [`histogram`], [`histogram_kernels!`]) | | one launch, private bins per lane in shared memory |
 //! | `__global__ void f(const float* a, float* c, int n)` | [`kernel!`] `fn f(a: global::Slice<f32>, c: global::DisjointSlice<f32>)` | `unsafe fn f(a: *const f32, c: *mut f32, n: u64)` | `.entry` |
 //! | `f<<<grid, block, shmem>>>(args)` | `device.launch(&f, LaunchConfig { grid, block, shared_mem_bytes }, (&a, &mut c))` (`warpsafe-host`) | `device.launch_raw(&f, config, &kernel_args![..])` | `cuLaunchKernel` |
 //! | `cudaMalloc` + `cudaMemcpy`, `cudaMemset(p, 0, n)` | `device.upload(&host)`, `buffer.download()`, `device.alloc_zeroed(n)` (`warpsafe-host`) | `DeviceBuffer::device_address` | `cuMemAlloc`, `cuMemcpy*`, `cuMemsetD8` |
@@ -163,6 +164,7 @@ pub use bytemuck;
 pub mod fence;
 pub mod global;
 pub mod group;
+pub mod histogram;
 pub mod kernel;
 pub mod op;
 pub mod reduce;

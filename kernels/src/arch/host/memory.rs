@@ -357,6 +357,19 @@ pub unsafe fn barrier_red_or(id: u32, predicate: bool) -> bool {
     emu::barrier(id, BarOp::Or, None, predicate, Location::caller()).1
 }
 
+/// `red.relaxed.cta.shared.add.u32` on the emulator: [`red_add_u32`] at block scope,
+/// relaxed.
+///
+/// # Safety
+/// `ptr` is the executing block's shared memory, 4-byte aligned, and every access to the
+/// location that may run concurrently is atomic.
+#[inline]
+#[track_caller]
+pub unsafe fn red_shared_add_u32(ptr: *mut u32, value: u32) {
+    // SAFETY: forwarded from the caller.
+    unsafe { red_add_u32(Scope::Cta, StoreSem::Relaxed, ptr, value) }
+}
+
 /// `ld.global.nc.v4.b32` on the emulator: a plain 16-byte read of host memory.
 ///
 /// # Safety

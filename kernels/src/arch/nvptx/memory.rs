@@ -451,6 +451,30 @@ pub unsafe fn load_global_nc_16_b64(ptr: *const [u64; 2]) -> [u64; 2] {
     [a, b]
 }
 
+/// `red.relaxed.cta.shared.add.u32`: [`red_add_u32`] at block scope, relaxed, on a
+/// location the caller knows to be shared memory. The generic address is converted with
+/// `cvta.to.shared`, so the instruction is a shared-memory atomic (SASS `ATOMS`) whether
+/// or not ptxas could prove the address shared; a generic atomic would have to test the
+/// window at run time.
+///
+/// # Safety
+/// `ptr` is a generic address of the executing block's shared memory, 4-byte aligned, and
+/// every access to the location that may run concurrently is atomic.
+#[inline(always)]
+pub unsafe fn red_shared_add_u32(ptr: *mut u32, value: u32) {
+    // SAFETY: the caller's contract; reads and writes only `*ptr`.
+    unsafe {
+        asm!(
+            "cvta.to.shared.u64 {shared}, {ptr};",
+            "red.relaxed.cta.shared.add.u32 [{shared}], {value};",
+            ptr = in(reg64) ptr,
+            shared = out(reg64) _,
+            value = in(reg32) value,
+            options(nostack),
+        );
+    }
+}
+
 /// `ld.global.nc.v4.b32`: 16 bytes through the read-only, non-coherent data cache (CUDA
 /// C++'s `__ldg`), after `cvta.to.global` of the generic address.
 ///

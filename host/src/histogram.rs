@@ -1,0 +1,493 @@
+//! Device-wide histograms on a [`Device`]: [`Histogram`], one kernel launch per call
+//! (CUB's `DeviceHistogram::HistogramEven`, `HistogramRange` and their multi-channel
+//! forms).
+//!
+//! ```
+//! # fn main() -> Result<(), warpsafe_host::Error> {
+//! use warpsafe_host::histogram::Histogram;
+//! use warpsafe_host::Device;
+//!
+//! let device = Device::emulator();
+//! // 4 even bins over [0, 8): 0..2, 2..4, 4..6, 6..8; 9 and 200 fall outside.
+//! let samples = device.upload(&[0u8, 1, 2, 7, 7, 5, 9, 200, 3])?;
+//! let mut counts = device.alloc_zeroed::<u32>(4)?;
+//! let mut histogram = Histogram::<u8>::even(&device, 4, 0, 8)?;
+//! histogram.compute(&samples, &mut counts)?;
+//! assert_eq!(counts.download()?, [2, 2, 1, 2]);
+//!
+//! // Bins between levels, f32 samples: [-1, 0), [0, 0.5), [0.5, 10); NaN counts nowhere.
+//! let samples = device.upload(&[-0.5f32, 0.25, f32::NAN, 0.5, 9.0, 10.0])?;
+//! let mut counts = device.alloc_zeroed::<u32>(3)?;
+//! let mut histogram = Histogram::<f32>::range(&device, &[-1.0, 0.0, 0.5, 10.0])?;
+//! histogram.compute(&samples, &mut counts)?;
+//! assert_eq!(counts.download()?, [1, 1, 2]);
+//!
+//! // RGBA pixels, the first 3 channels counted: counts[c * bins + b].
+//! let pixels = device.upload(&[10u8, 20, 30, 255, 10, 200, 30, 0])?;
+//! let mut counts = device.alloc_zeroed::<u32>(3 * 2)?;
+//! let mut histogram = Histogram::<u8, 4, 3>::even(&device, 2, 0, 256)?;
+//! histogram.compute(&pixels, &mut counts)?;
+//! assert_eq!(counts.download()?, [2, 0, 1, 1, 2, 0]);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # API
+//! ```text
+//! pub trait HistogramSample<const CHANNELS: usize, const ACTIVE: usize>: Sample { fn kernel() -> HistogramKernel; }
+//! pub struct HistogramKernel { pub program: Program, pub even: &'static UntypedKernel, pub range: &'static UntypedKernel }
+//! pub struct HistogramOptions { pub block_threads: u32, pub blocks_per_multiprocessor: u32, pub copies: Option<u32> }
+//! pub struct HistogramPlan { pub blocks: u32, pub copies: u32, pub shared_bytes: u32 }
+//! impl<S: HistogramSample<CHANNELS, ACTIVE>, const CHANNELS: usize, const ACTIVE: usize> Histogram<S, CHANNELS, ACTIVE> {
+//!     pub fn even(device: &Device, bins: u32, lower: S::Level, upper: S::Level) -> Result<Self, Error>;
+//!     pub fn range(device: &Device, levels: &[S::Level]) -> Result<Self, Error>;
+//!     pub fn with_options(self, options: HistogramOptions) -> Result<Self, Error>;
+//!     pub fn bins(&self) -> u32;
+//!     pub fn counts_len(&self) -> usize;                   // bins * ACTIVE
+//!     pub fn plan(&self, samples: usize) -> HistogramPlan;
+//!     pub fn compute(&mut self, samples: &DeviceBuffer<S>, counts: &mut DeviceBuffer<u32>) -> Result<(), Error>;
+//!     pub unsafe fn compute_on(&mut self, stream: &Stream, samples: &DeviceBuffer<S>, counts: &DeviceBuffer<u32>) -> Result<(), Error>;
+//! }
+//! ```
+//! `Sample` (`warpsafe::histogram::Sample`) is implemented for `u8`, `u16`, `i32` (bounds
+//! and levels of type `i64`) and `f32` (bounds and levels of type `f32`).
+//!
+//! # Results
+//! `counts[c * bins + b]` is the number of samples of channel `c` (pixel `p`'s channel `c`
+//! is `samples[p * CHANNELS + c]`; channels `ACTIVE..CHANNELS` are not counted) in bin
+//! `b`. The counts buffer is **overwritten**, not added to: it need not be zeroed first.
+//! - Even bins over `[lower, upper)`: an integer sample `s` goes to bin `(s - lower) *
+//!   bins / (upper - lower)` (exact); an `f32` sample to `min(trunc((s - lower) * scale),
+//!   bins - 1)` with `scale = bins as f32 / (upper - lower)`, each step in `f32`.
+//! - Range bins: `levels[i] <= s < levels[i + 1]` goes to bin `i` (`bins = levels.len() - 1`).
+//! - Samples outside the range, and NaN samples, are counted in no bin.
+//! - Counts are `u32`, exact modulo 2^32: a bin with more than 2^32 - 1 samples wraps.
+//!   Inputs may hold more than 2^32 samples (their length is a `u64` in the kernel).
+//!
+//! # What each call does
+//! One launch of the kernel of `warpsafe::histogram` (see there): a persistent grid of at
+//! most `blocks_per_multiprocessor` blocks per multiprocessor, fewer for small inputs (each
+//! thread gets at least one round of 16-byte loads); per block, private copies of the
+//! bins in shared memory (one per lane, fewer when the block's share of the input is
+//! small, so that clearing and merging them costs less than the samples), merged into
+//! scratch bins in global memory; the last block to finish moves the scratch bins to
+//! `counts` and zeroes them. Histograms too large for 48 KiB of shared memory (more than
+//! 12288 bins times active channels) count into the scratch bins directly. The scratch
+//! and the ticket counter are owned by the `Histogram` and stay zeroed between calls.
+//!
+//! # Errors
+//! - [`Error::InvalidArgument`]: no bins; even bounds with `lower >= upper`, a NaN bound,
+//!   an integer width over 2^32 or an `f32` width or scale that is not finite; fewer than
+//!   2 levels, or levels not strictly increasing (a NaN level included); a counts buffer
+//!   whose length is not `bins * ACTIVE`; a sample count that is not a multiple of
+//!   `CHANNELS`; options out of range.
+//! - [`Error::InputTooLarge`]: `bins * ACTIVE` past 2^32 - 1.
+//! - [`Error::Unsupported`]: a buffer or stream of another device.
+//! - A sample type and channel layout without a kernel does not compile
+//!   (`Histogram<u16, 4, 4>` needs `u16: HistogramSample<4, 4>`; declare one with
+//!   `warpsafe::histogram_kernels!` and implement the trait).
+
+use std::cmp::Ordering;
+use std::marker::PhantomData;
+
+use warpsafe::histogram::{self as kernel_histogram, BinParams, Sample};
+
+use crate::{kernel_args, ptx, Device, DeviceBuffer, Error, Function, LaunchConfig, Program, Stream};
+
+/// A histogram kernel pair, as `warpsafe::histogram_kernels!` declares it, and its program.
+#[derive(Clone, Copy, Debug)]
+pub struct HistogramKernel {
+    /// The kernel crate.
+    pub program: Program,
+    /// The even-bins kernel.
+    pub even: &'static warpsafe::kernel::UntypedKernel,
+    /// The range-bins kernel.
+    pub range: &'static warpsafe::kernel::UntypedKernel,
+}
+
+/// A sample type whose histogram in `CHANNELS` interleaved channels, the first `ACTIVE`
+/// counted, has kernels. Built in: `u8` with `<1, 1>`, `<4, 4>` and `<4, 3>`; `u16`, `i32`
+/// and `f32` with `<1, 1>`.
+pub trait HistogramSample<const CHANNELS: usize, const ACTIVE: usize>: Sample {
+    /// The kernels.
+    fn kernel() -> HistogramKernel;
+}
+
+macro_rules! builtin_histograms {
+    ($($t:ty, $channels:literal, $active:literal => $even:ident, $range:ident;)*) => {$(
+        impl HistogramSample<$channels, $active> for $t {
+            fn kernel() -> HistogramKernel {
+                HistogramKernel {
+                    program: ptx::ENTRY,
+                    even: &warpsafe_entry::histogram::$even,
+                    range: &warpsafe_entry::histogram::$range,
+                }
+            }
+        }
+    )*};
+}
+
+builtin_histograms! {
+    u8, 1, 1 => warpsafe_histogram_even_u8_1c1, warpsafe_histogram_range_u8_1c1;
+    u8, 4, 4 => warpsafe_histogram_even_u8_4c4, warpsafe_histogram_range_u8_4c4;
+    u8, 4, 3 => warpsafe_histogram_even_u8_4c3, warpsafe_histogram_range_u8_4c3;
+    u16, 1, 1 => warpsafe_histogram_even_u16_1c1, warpsafe_histogram_range_u16_1c1;
+    i32, 1, 1 => warpsafe_histogram_even_i32_1c1, warpsafe_histogram_range_i32_1c1;
+    f32, 1, 1 => warpsafe_histogram_even_f32_1c1, warpsafe_histogram_range_f32_1c1;
+}
+
+/// Launch settings of a [`Histogram`] (the defaults suit every input size; the
+/// benchmark sweeps them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HistogramOptions {
+    /// Threads per block: a multiple of 32 from 32 to 1024 (256 by default).
+    pub block_threads: u32,
+    /// The most blocks per multiprocessor of the persistent grid, 1 to 32 (4 by default).
+    pub blocks_per_multiprocessor: u32,
+    /// Private copies of the bins per block: a power of two from 1 to 32, lowered to what
+    /// fits 48 KiB of shared memory; `None` (the default) picks them from the input size.
+    pub copies: Option<u32>,
+}
+
+impl Default for HistogramOptions {
+    fn default() -> HistogramOptions {
+        HistogramOptions {
+            block_threads: kernel_histogram::BLOCK_THREADS,
+            blocks_per_multiprocessor: 4,
+            copies: None,
+        }
+    }
+}
+
+/// Dynamic shared memory a kernel gets without opting in to more (48 KiB on every GPU
+/// since sm_70): the private copies must fit in it.
+const SHARED_WITHOUT_OPT_IN: u64 = 48 * 1024;
+
+/// Samples a block should have per word of private copies it clears and merges, when the
+/// copies are picked from the input size: clearing and merging a word costs about as
+/// much as counting a sample, so this keeps those fixed costs at a quarter of the work.
+const SAMPLES_PER_COPY_WORD: u64 = 4;
+
+/// How one launch runs: what [`Histogram::plan`] returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HistogramPlan {
+    /// Blocks of the grid.
+    pub blocks: u32,
+    /// Private copies of the bins per block; 0 for the global-atomics path.
+    pub copies: u32,
+    /// Dynamic shared memory per block, in bytes.
+    pub shared_bytes: u32,
+}
+
+/// Counts samples of `S` into bins (module docs): `CHANNELS` interleaved channels, the
+/// first `ACTIVE` counted.
+pub struct Histogram<S: Sample, const CHANNELS: usize = 1, const ACTIVE: usize = 1> {
+    device: Device,
+    function: Function,
+    params: BinParams,
+    range: bool,
+    /// The levels of range bins, on the device: held so that the address in `params`
+    /// stays valid.
+    _levels: Option<DeviceBuffer<S::Level>>,
+    options: HistogramOptions,
+    /// `bins * ACTIVE` words, zero between launches.
+    scratch: DeviceBuffer<u32>,
+    /// The last-block ticket, 0 between launches.
+    ticket: DeviceBuffer<u32>,
+    /// Set when a launch failed (scratch and ticket may hold a partial launch's state):
+    /// they are zeroed before the next launch.
+    dirty: bool,
+    /// The stream of the waiting calls.
+    stream: Stream,
+    sample: PhantomData<fn(S)>,
+}
+
+impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize> std::fmt::Debug
+    for Histogram<S, CHANNELS, ACTIVE>
+{
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Histogram")
+            .field("sample", &std::any::type_name::<S>())
+            .field("channels", &CHANNELS)
+            .field("active", &ACTIVE)
+            .field("bins", &self.params.bins)
+            .field("range", &self.range)
+            .field("device", &self.device)
+            .finish()
+    }
+}
+
+/// An [`Error::InvalidArgument`] of a histogram.
+fn invalid(problem: String) -> Error {
+    Error::InvalidArgument { operation: "histogram", problem }
+}
+
+/// Refuses a buffer or stream of another device: a kernel must never get an address it
+/// cannot reach.
+fn check_device(device: &Device, on_device: bool) -> Result<(), Error> {
+    if on_device {
+        Ok(())
+    } else {
+        Err(Error::unsupported(format!(
+            "histogram: a buffer or stream of another device than {}",
+            device.name()
+        )))
+    }
+}
+
+impl<S: HistogramSample<CHANNELS, ACTIVE>, const CHANNELS: usize, const ACTIVE: usize>
+    Histogram<S, CHANNELS, ACTIVE>
+{
+    /// `bins` even bins per channel over `[lower, upper)` (module docs).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for no bins or bounds that cannot be counted (module
+    /// docs); [`Error::InputTooLarge`] for `bins * ACTIVE` past 2^32 - 1; loading the
+    /// kernel or allocating the scratch.
+    pub fn even(device: &Device, bins: u32, lower: S::Level, upper: S::Level) -> Result<Self, Error> {
+        Self::check_bins(bins)?;
+        let params = S::even(lower, upper, bins).ok_or_else(|| {
+            invalid(format!(
+                "even bins over [{lower:?}, {upper:?}): the lower bound must be below the upper, neither NaN, \
+                 the width at most 2^32 for integer samples and finite for f32 samples, with a finite scale"
+            ))
+        })?;
+        Self::new(device, params, false, None)
+    }
+
+    /// `levels.len() - 1` bins per channel, bin `i` holding `[levels[i], levels[i + 1])`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for fewer than 2 levels or levels that are not strictly
+    /// increasing (NaN included); otherwise as for [`Histogram::even`].
+    pub fn range(device: &Device, levels: &[S::Level]) -> Result<Self, Error> {
+        if levels.len() < 2 {
+            return Err(invalid(format!("{} levels: range bins need at least 2", levels.len())));
+        }
+        if let Some(i) =
+            levels.windows(2).position(|pair| pair[0].partial_cmp(&pair[1]) != Some(Ordering::Less))
+        {
+            return Err(invalid(format!(
+                "levels must increase strictly and not be NaN, but levels[{i}] = {:?} and levels[{}] = {:?}",
+                levels[i],
+                i + 1,
+                levels[i + 1]
+            )));
+        }
+        let bins = u32::try_from(levels.len() - 1).map_err(|_| Error::InputTooLarge {
+            operation: "histogram bins",
+            len: levels.len() - 1,
+            max: u32::MAX as usize,
+        })?;
+        Self::check_bins(bins)?;
+        let on_device = device.upload(levels)?;
+        let params = BinParams::range(on_device.device_address(), bins);
+        Self::new(device, params, true, Some(on_device))
+    }
+
+    fn check_bins(bins: u32) -> Result<(), Error> {
+        if bins == 0 {
+            return Err(invalid("0 bins: a histogram needs at least 1".to_string()));
+        }
+        if (bins as u64) * (ACTIVE as u64) > u32::MAX as u64 {
+            return Err(Error::InputTooLarge {
+                operation: "histogram bins times active channels",
+                len: bins as usize * ACTIVE,
+                max: u32::MAX as usize,
+            });
+        }
+        Ok(())
+    }
+
+    fn new(
+        device: &Device,
+        params: BinParams,
+        range: bool,
+        levels: Option<DeviceBuffer<S::Level>>,
+    ) -> Result<Self, Error> {
+        let kernel = S::kernel();
+        let entry = if range { kernel.range } else { kernel.even };
+        let function = device.load(&kernel.program)?.untyped_kernel(entry)?;
+        Ok(Histogram {
+            device: device.clone(),
+            function,
+            params,
+            range,
+            _levels: levels,
+            options: HistogramOptions::default(),
+            scratch: device.alloc_zeroed(params.bins as usize * ACTIVE)?,
+            ticket: device.alloc_zeroed(1)?,
+            dirty: false,
+            stream: device.stream()?,
+            sample: PhantomData,
+        })
+    }
+
+    /// The same histogram with `options`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a block size, block count or copy count out of the
+    /// ranges [`HistogramOptions`] gives.
+    pub fn with_options(mut self, options: HistogramOptions) -> Result<Self, Error> {
+        let threads = options.block_threads;
+        if !threads.is_multiple_of(32) || !(32..=1024).contains(&threads) {
+            return Err(invalid(format!("{threads} threads per block: a multiple of 32 from 32 to 1024")));
+        }
+        if !(1..=32).contains(&options.blocks_per_multiprocessor) {
+            return Err(invalid(format!(
+                "{} blocks per multiprocessor: 1 to 32",
+                options.blocks_per_multiprocessor
+            )));
+        }
+        if let Some(copies) = options.copies {
+            if !copies.is_power_of_two() || copies > kernel_histogram::MAX_COPIES {
+                return Err(invalid(format!("{copies} private copies: a power of two from 1 to 32")));
+            }
+        }
+        self.options = options;
+        Ok(self)
+    }
+
+    /// Bins per channel.
+    pub fn bins(&self) -> u32 {
+        self.params.bins
+    }
+
+    /// The length the counts buffer must have: `bins * ACTIVE`.
+    pub fn counts_len(&self) -> usize {
+        self.params.bins as usize * ACTIVE
+    }
+
+    /// The grid, private copies and shared memory of a launch over `samples` samples.
+    pub fn plan(&self, samples: usize) -> HistogramPlan {
+        let slots = self.counts_len() as u64;
+        let threads = self.options.block_threads as u64;
+        // The most copies 48 KiB hold: 0 (global atomics) when not even one fits.
+        let mut fitting = kernel_histogram::MAX_COPIES;
+        while fitting > 0 && kernel_histogram::shared_bytes(slots, fitting) > SHARED_WITHOUT_OPT_IN {
+            fitting /= 2;
+        }
+        let vectors = (samples as u64 / kernel_histogram::samples_per_vector::<S>() as u64).max(1);
+        let most_blocks =
+            self.device.multiprocessor_count() as u64 * self.options.blocks_per_multiprocessor as u64;
+        let blocks =
+            vectors.div_ceil(threads * kernel_histogram::VECTORS_PER_THREAD as u64).clamp(1, most_blocks);
+        let copies = match self.options.copies {
+            Some(copies) => copies.min(fitting),
+            None if fitting == 0 => 0,
+            None => {
+                let per_block = samples as u64 / blocks;
+                let mut copies = fitting;
+                while copies > 1 && slots * copies as u64 * SAMPLES_PER_COPY_WORD > per_block {
+                    copies /= 2;
+                }
+                copies
+            }
+        };
+        HistogramPlan {
+            blocks: blocks as u32,
+            copies,
+            shared_bytes: kernel_histogram::shared_bytes(slots, copies) as u32,
+        }
+    }
+
+    /// Counts `samples` into `counts` (overwriting it) and waits for the device.
+    ///
+    /// # Errors
+    /// See the module docs.
+    pub fn compute(
+        &mut self,
+        samples: &DeviceBuffer<S>,
+        counts: &mut DeviceBuffer<u32>,
+    ) -> Result<(), Error> {
+        // SAFETY: both buffers are borrowed (counts mutably) until the stream is
+        // synchronised below.
+        unsafe { self.enqueue(None, samples, counts)? };
+        let waited = self.stream.synchronize();
+        self.dirty |= waited.is_err();
+        waited
+    }
+
+    /// Enqueues the histogram of `samples` into `counts` on `stream` and returns without
+    /// waiting.
+    ///
+    /// # Safety
+    /// - Both buffers stay alive, and nothing else accesses them (nothing at all writes
+    ///   `samples`), until `stream` has run the launch.
+    /// - No launch of this histogram enqueued on another stream is still running (its
+    ///   scratch serves one launch at a time).
+    ///
+    /// # Errors
+    /// See the module docs.
+    pub unsafe fn compute_on(
+        &mut self,
+        stream: &Stream,
+        samples: &DeviceBuffer<S>,
+        counts: &DeviceBuffer<u32>,
+    ) -> Result<(), Error> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.enqueue(Some(stream), samples, counts) }
+    }
+
+    /// [`Histogram::compute_on`] on `stream`, or on this histogram's own stream.
+    ///
+    /// # Safety
+    /// As for [`Histogram::compute_on`].
+    unsafe fn enqueue(
+        &mut self,
+        stream: Option<&Stream>,
+        samples: &DeviceBuffer<S>,
+        counts: &DeviceBuffer<u32>,
+    ) -> Result<(), Error> {
+        let stream = stream.unwrap_or(&self.stream);
+        let device = &self.device;
+        check_device(device, samples.is_on(device) && counts.is_on(device) && stream.is_on(device))?;
+        if counts.len() != self.counts_len() {
+            return Err(invalid(format!(
+                "the counts buffer holds {} elements but must hold bins * active channels = {} * {ACTIVE} = {}",
+                counts.len(),
+                self.params.bins,
+                self.counts_len()
+            )));
+        }
+        if !samples.len().is_multiple_of(CHANNELS) {
+            return Err(invalid(format!(
+                "{} samples are not whole pixels of {CHANNELS} interleaved channels",
+                samples.len()
+            )));
+        }
+        if self.dirty {
+            stream.synchronize()?;
+            self.stream.synchronize()?;
+            self.scratch.copy_from_host(&vec![0; self.scratch.len()])?;
+            self.ticket.copy_from_host(&[0])?;
+            self.dirty = false;
+        }
+        let plan = self.plan(samples.len());
+        let config = LaunchConfig {
+            shared_mem_bytes: plan.shared_bytes,
+            ..LaunchConfig::linear(plan.blocks, self.options.block_threads)
+        };
+        // Even integer bins that no sample value reaches count nothing: a launch over no
+        // samples writes the zeros.
+        let len = if self.params.nothing != 0 { 0 } else { samples.len() as u64 };
+        let (mut samples, mut len, mut params) = (samples.device_address(), len, self.params);
+        let mut copies = plan.copies;
+        let (mut scratch, mut counts, mut ticket) =
+            (self.scratch.device_address(), counts.device_address(), self.ticket.device_address());
+        let args = kernel_args![samples, len, params, copies, scratch, counts, ticket];
+        // SAFETY: histogram(samples, len, params, copies, scratch, counts, ticket): a 1-D
+        // grid of at most 32 blocks per multiprocessor of a multiple of 32 threads, the
+        // shared bytes the copies need (0 or a power of two up to 32, fitting 48 KiB);
+        // `params` from `Sample::even` or `BinParams::range` over levels checked strictly
+        // increasing and held on this device by `self.levels`; the samples are a whole
+        // allocation (256-byte aligned) of `len` samples, the counts buffer `bins *
+        // ACTIVE` words (checked), both of this device and untouched by anything else
+        // until the stream has run (caller); the scratch and ticket are this histogram's,
+        // zeroed (allocated zeroed, left zeroed by every completed launch, re-zeroed after
+        // a failure) and used by one launch at a time (caller).
+        let launched = unsafe { self.device.launch_raw_on(stream, &self.function, config, &args) };
+        self.dirty |= launched.is_err();
+        launched
+    }
+}

@@ -1,0 +1,732 @@
+//! Device-wide histograms: even bins over a range or bins between explicit boundaries,
+//! over 1 to 4 channels of interleaved samples, in one launch.
+//!
+//! # Bins
+//! - *Even* (CUB's `HistogramEven`): `bins` bins of equal width over `[lower, upper)`.
+//!   For integer samples (`u8`, `u16`, `i32`; the bounds are `i64`s, so `[0, 256)` covers
+//!   every `u8`) a sample `s` in the range goes to bin `(s - lower) * bins / (upper -
+//!   lower)`, computed exactly (the width `upper - lower` is at most 2^32). For `f32`
+//!   samples (`f32` bounds) it goes to bin `min(trunc((s - lower) * scale), bins - 1)`
+//!   with `scale = bins as f32 / (upper - lower)`, every step an `f32` operation in that
+//!   order (so a CPU model computes the same bin), the `min` catching the rounding of a
+//!   sample just below `upper`.
+//! - *Range* (CUB's `HistogramRange`): `bins + 1` strictly increasing levels (of the
+//!   same level type); a sample in `[levels[i], levels[i + 1])` goes to bin `i`, found by
+//!   binary search.
+//!
+//! A sample outside the range (below the lower bound or level, at or above the upper) is
+//! counted in no bin, and so is a NaN: every comparison with NaN is false, and a sample
+//! is counted only when `lower <= s && s < upper` holds.
+//!
+//! # Channels
+//! The samples of `CHANNELS` channels (1 to 4) are interleaved: pixel `p`'s channel `c`
+//! is `samples[p * CHANNELS + c]`. The first `ACTIVE` channels (1 to `CHANNELS`) get a
+//! histogram each, `counts[c * bins + b]`; the other channels are skipped. Both are
+//! compile-time constants of the kernel.
+//!
+//! # Counting
+//! Counters are `u32` and wrap: a bin's count is exact modulo 2^32 (every addition on
+//! the way, in shared and in global memory, is modulo 2^32, so the result is the true
+//! count mod 2^32 however the samples were split).
+//!
+//! Two paths, chosen per launch by the host's `copies` argument:
+//! - *Private copies in shared memory* (`copies` a power of two, 1 to 32): the block
+//!   keeps `copies` copies of its histograms in dynamic shared memory, bin `b` of channel
+//!   `c` of copy `k` at word `(c * bins + b) * copies + k`, and lane `l` counts into copy
+//!   `l % copies` with a block-scope atomic add (`red.shared.add`, so a shared-memory
+//!   atomic whatever ptxas proves about the address). With 32 copies each lane of a warp owns
+//!   one bank, so a warp's 32 atomics never conflict, whatever the data (the hardware
+//!   already merges increments of one address within a warp, so no match/aggregation
+//!   step comes before the atomic: measured slower). Fewer copies cost less to clear and
+//!   to merge, which is what small inputs need. When the block is done, each thread sums
+//!   the copies of its bins (copy `(k + slot) % copies` in step `k`, so that a warp's
+//!   lanes read 32 different banks) and adds the nonzero sums to the global scratch bins.
+//! - *Global bins* (`copies == 0`): for histograms too large for shared memory, every
+//!   sample is a device-scope atomic add on the scratch bins.
+//!
+//! # Reading the samples
+//! The samples are read as 16-byte vectors (16 `u8`s, 8 `u16`s, 4 `i32`s or `f32`s)
+//! through the read-only cache, [`VECTORS_PER_THREAD`] loads in flight per thread: block
+//! `b` of a grid of `g` takes tiles `b`, `b + g`, ... of `threads * VECTORS_PER_THREAD`
+//! vectors (a persistent grid: the host sizes it to the GPU and the input), thread `t`
+//! the vectors `t`, `t + threads`, ... of a tile. The samples after the last whole vector
+//! go one per thread to the grid's first threads.
+//!
+//! # One launch, and an output that need not be zeroed
+//! The scratch bins are zero when a launch starts and when it ends: the host's
+//! `Histogram` allocates them zeroed, and the last block of each launch leaves them so.
+//! After its merge, each thread fences (`fence.acq_rel.gpu`), the block meets at a
+//! barrier, and its thread 0 takes a ticket (`atom.inc`, which wraps the counter back to
+//! 0 on the last ticket). The block that takes the last ticket fences again, then moves
+//! every scratch bin to the output with an atomic exchange with 0: the output is
+//! overwritten, never accumulated, so neither the caller nor the host clears it first,
+//! and there is no zeroing launch.
+
+use core::marker::PhantomData;
+use core::mem::size_of;
+
+use bytemuck::{Pod, Zeroable};
+
+use crate::arch::{self, WARP_SIZE};
+use crate::atomic::{BlockAtomicU32, DeviceAtomicU32, Relaxed};
+use crate::barrier;
+use crate::fence;
+use crate::shared;
+use crate::thread;
+
+/// The block size the host launches histograms with.
+pub const BLOCK_THREADS: u32 = 256;
+
+/// 16-byte sample vectors each thread loads per tile: the loads it has in flight.
+pub const VECTORS_PER_THREAD: usize = 4;
+
+/// The most private copies of the bins a block keeps (one per lane of a warp).
+pub const MAX_COPIES: u32 = WARP_SIZE;
+
+/// The width of one vector load.
+const VECTOR_BYTES: usize = 16;
+
+/// Bytes of dynamic shared memory a block needs for `slots` (active channels times bins)
+/// bins in `copies` copies (0 for the global path).
+pub const fn shared_bytes(slots: u64, copies: u32) -> u64 {
+    slots * copies as u64 * size_of::<u32>() as u64
+}
+
+/// Samples of `S` in one 16-byte vector.
+pub const fn samples_per_vector<S: Sample>() -> usize {
+    VECTOR_BYTES / size_of::<S>()
+}
+
+/// Integer even bins: the division `o * bins / width` as `o` (the bins are the width).
+pub const DIVIDE_IDENTITY: u32 = 0;
+/// Integer even bins: the division by a multiply with a 64-bit reciprocal, exact when
+/// `width * bins <= 2^32` (Lemire, Kaser and Kurz, "Faster remainder by direct
+/// computation", 2019, theorem 1, with N = 32 and F = 64).
+pub const DIVIDE_MAGIC: u32 = 1;
+/// Integer even bins: a 64-bit division (any width and bin count).
+pub const DIVIDE_WIDE: u32 = 2;
+
+/// How samples map to bins: a kernel parameter, made on the host by [`Sample::even`] or
+/// [`BinParams::range`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct BinParams {
+    /// Even bins: the lower bound (an `i64` for integer samples, `f32` bits for `f32`).
+    pub lower: u64,
+    /// Even bins: the upper bound, in the same form.
+    pub upper: u64,
+    /// Even bins: `upper - lower` for integer samples (1 to 2^32), the scale's `f32` bits
+    /// for `f32` samples.
+    pub width: u64,
+    /// Even integer bins with [`DIVIDE_MAGIC`]: `ceil(2^64 / width)` (`u64::MAX` for a width
+    /// of 1).
+    pub magic: u64,
+    /// Range bins: the address of the `bins + 1` levels in global memory.
+    pub levels: u64,
+    /// The number of bins per channel (at least 1).
+    pub bins: u32,
+    /// Even integer bins: [`DIVIDE_IDENTITY`], [`DIVIDE_MAGIC`] or [`DIVIDE_WIDE`].
+    pub division: u32,
+    /// Even integer bins: the smallest sample value in the range, `max(lower, S::MIN)`,
+    /// as the sample's 32 bits (`s as u32`).
+    pub first: u32,
+    /// Even integer bins: the largest sample value in the range minus the smallest,
+    /// `min(upper - 1, S::MAX) - max(lower, S::MIN)`.
+    pub span: u32,
+    /// Even integer bins: `max(lower, S::MIN) - lower`, what a sample's distance from
+    /// `first` is short of its distance from `lower`.
+    pub skip: u32,
+    /// Even integer bins: 1 when no value of the sample type lies in the range (then
+    /// `first`, `span` and `skip` are 0, and the host counts nothing: it launches over no
+    /// samples).
+    pub nothing: u32,
+}
+
+impl BinParams {
+    /// Range bins over the `bins + 1` levels at global address `levels`.
+    pub const fn range(levels: u64, bins: u32) -> BinParams {
+        BinParams { levels, bins, ..BinParams::ZERO }
+    }
+
+    /// Every field 0.
+    const ZERO: BinParams = BinParams {
+        lower: 0,
+        upper: 0,
+        width: 0,
+        magic: 0,
+        levels: 0,
+        bins: 0,
+        division: 0,
+        first: 0,
+        span: 0,
+        skip: 0,
+        nothing: 0,
+    };
+
+    /// Even integer bins over `[lower, upper)` for samples whose values run from `min` to
+    /// `max` (a span below 2^32), for `0 < upper - lower <= 2^32` and `bins >= 1` (the
+    /// caller's to check: see [`even_integer_ok`]).
+    pub const fn even_integer(lower: i64, upper: i64, bins: u32, min: i64, max: i64) -> BinParams {
+        let width = upper.wrapping_sub(lower) as u64;
+        let smallest = if lower > min { lower } else { min };
+        let largest = if upper - 1 < max { upper - 1 } else { max };
+        let nothing = smallest > largest;
+        // A sample s is in the range when (s - smallest) mod 2^32 <= largest - smallest:
+        // both lie in the sample type's span, below 2^32, so the wrapping difference of a
+        // sample below `smallest` exceeds it. Its offset from `lower` is that difference
+        // plus `skip`, at most largest - lower < width <= 2^32.
+        let (first, span, skip) = if nothing {
+            (0, 0, 0)
+        } else {
+            (smallest as u32, (largest - smallest) as u32, (smallest - lower) as u32)
+        };
+        let (division, magic) = if width == bins as u64 {
+            (DIVIDE_IDENTITY, 0)
+        } else if width * bins as u64 <= 1 << 32 {
+            let magic = if width == 1 { u64::MAX } else { u64::MAX / width + 1 };
+            (DIVIDE_MAGIC, magic)
+        } else {
+            (DIVIDE_WIDE, 0)
+        };
+        BinParams {
+            lower: lower as u64,
+            upper: upper as u64,
+            width,
+            magic,
+            bins,
+            division,
+            first,
+            span,
+            skip,
+            nothing: nothing as u32,
+            ..BinParams::ZERO
+        }
+    }
+}
+
+/// Whether integer even bins over `[lower, upper)` can be counted: `lower < upper` and a
+/// width of at most 2^32.
+pub const fn even_integer_ok(lower: i64, upper: i64) -> bool {
+    lower < upper && (upper as i128 - lower as i128) <= 1 << 32
+}
+
+/// `floor(n / width)` for `n < width * bins <= 2^32`, by `magic = ceil(2^64 / width)`:
+/// the high 64 bits of `magic * n`, from two 32 x 32-bit products.
+#[inline(always)]
+fn divide_by_magic(n: u32, magic: u64) -> u32 {
+    let low = ((magic & 0xffff_ffff) * n as u64) >> 32;
+    (((magic >> 32) * n as u64 + low) >> 32) as u32
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A sample type: `u8`, `u16`, `i32` or `f32`. Sealed.
+pub trait Sample: Pod + sealed::Sealed {
+    /// The type of the bounds and levels: `i64` for integer samples (wide enough for
+    /// `[0, 256)` over `u8`), `f32` for `f32`.
+    type Level: Pod + PartialOrd + core::fmt::Debug;
+    /// The sample as a level, for comparisons with levels.
+    fn level(self) -> Self::Level;
+    /// The even bins' parameters over `[lower, upper)`, or `None` when they cannot be
+    /// counted: `lower < upper` fails (NaN included), an integer width over 2^32, or an
+    /// `f32` width or scale that is not finite and positive. `bins >= 1` is the caller's.
+    fn even(lower: Self::Level, upper: Self::Level, bins: u32) -> Option<BinParams>;
+    /// The bin of `self` under the even bins of `params`, by the rule of the module docs.
+    /// Generic over the division, which the kernel picks once per launch.
+    fn even_bin<const DIVISION: u32>(self, params: &BinParams) -> Option<u32>;
+    /// Whether the even bins of `params` use the integer division modes.
+    const INTEGER: bool;
+}
+
+macro_rules! integer_samples {
+    ($($t:ty),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Sample for $t {
+            type Level = i64;
+            const INTEGER: bool = true;
+            #[inline(always)]
+            fn level(self) -> i64 {
+                self as i64
+            }
+            fn even(lower: i64, upper: i64, bins: u32) -> Option<BinParams> {
+                even_integer_ok(lower, upper)
+                    .then(|| BinParams::even_integer(lower, upper, bins, <$t>::MIN as i64, <$t>::MAX as i64))
+            }
+            #[inline(always)]
+            fn even_bin<const DIVISION: u32>(self, params: &BinParams) -> Option<u32> {
+                // 32-bit arithmetic (see `BinParams::even_integer`): below the range the
+                // difference wraps past `span`, so one compare checks both bounds.
+                let from_first = (self as u32).wrapping_sub(params.first);
+                if from_first > params.span {
+                    return None;
+                }
+                // offset = sample - lower <= span + skip < width <= 2^32.
+                let offset = from_first + params.skip;
+                Some(match DIVISION {
+                    DIVIDE_IDENTITY => offset,
+                    // offset * bins < width * bins <= 2^32 for this mode.
+                    DIVIDE_MAGIC => divide_by_magic(offset.wrapping_mul(params.bins), params.magic),
+                    _ => (offset as u64 * params.bins as u64 / params.width) as u32,
+                })
+            }
+        }
+    )*};
+}
+integer_samples!(u8, u16, i32);
+
+impl sealed::Sealed for f32 {}
+impl Sample for f32 {
+    type Level = f32;
+    const INTEGER: bool = false;
+    #[inline(always)]
+    fn level(self) -> f32 {
+        self
+    }
+    fn even(lower: f32, upper: f32, bins: u32) -> Option<BinParams> {
+        let width = upper - lower;
+        let scale = bins as f32 / width;
+        let usable = lower < upper && width.is_finite() && scale.is_finite() && scale > 0.0;
+        usable.then(|| BinParams {
+            lower: lower.to_bits() as u64,
+            upper: upper.to_bits() as u64,
+            width: scale.to_bits() as u64,
+            bins,
+            ..BinParams::ZERO
+        })
+    }
+    #[inline(always)]
+    fn even_bin<const DIVISION: u32>(self, params: &BinParams) -> Option<u32> {
+        let lower = f32::from_bits(params.lower as u32);
+        let upper = f32::from_bits(params.upper as u32);
+        // False for NaN.
+        if !(lower <= self && self < upper) {
+            return None;
+        }
+        let scale = f32::from_bits(params.width as u32);
+        Some((((self - lower) * scale) as u32).min(params.bins - 1))
+    }
+}
+
+/// A mapping from samples to bins, fixed for a launch.
+pub trait Binning<S>: Copy {
+    /// The bin of `sample`, below the bin count, or `None` when it is counted nowhere.
+    fn bin(self, sample: S) -> Option<u32>;
+}
+
+/// Even bins with the integer division `DIVISION` (ignored for `f32`).
+#[derive(Clone, Copy)]
+pub struct Even<S, const DIVISION: u32> {
+    params: BinParams,
+    sample: PhantomData<S>,
+}
+
+impl<S: Sample, const DIVISION: u32> Binning<S> for Even<S, DIVISION> {
+    #[inline(always)]
+    fn bin(self, sample: S) -> Option<u32> {
+        sample.even_bin::<DIVISION>(&self.params)
+    }
+}
+
+/// Bins between levels, by binary search over the levels in global memory.
+#[derive(Clone, Copy)]
+pub struct Levels<S: Sample> {
+    levels: *const S::Level,
+    bins: u32,
+}
+
+impl<S: Sample> Binning<S> for Levels<S> {
+    #[inline(always)]
+    fn bin(self, sample: S) -> Option<u32> {
+        let x = sample.level();
+        // SAFETY: the kernel's contract: `levels` holds `bins + 1` readable levels that
+        // nothing writes during the launch, and every index below is at most `bins`.
+        let level = |i: u32| unsafe { self.levels.add(i as usize).read() };
+        // False for NaN.
+        if !(level(0) <= x && x < level(self.bins)) {
+            return None;
+        }
+        // levels[low] <= x < levels[high].
+        let (mut low, mut high) = (0, self.bins);
+        while high - low > 1 {
+            let middle = low + (high - low) / 2;
+            if level(middle) <= x {
+                low = middle;
+            } else {
+                high = middle;
+            }
+        }
+        Some(low)
+    }
+}
+
+/// Where a block's counts go: its private copies in shared memory, or the global bins.
+trait Counter: Copy {
+    /// Counts one sample in slot `slot` (channel times bins plus bin).
+    ///
+    /// # Safety
+    /// `slot < ACTIVE * bins` of the launch.
+    unsafe fn count(self, slot: u32);
+}
+
+/// The block's private copies in the dynamic shared memory window (module docs).
+#[derive(Clone, Copy)]
+struct SharedCopies {
+    base: *mut u32,
+    log2_copies: u32,
+    /// The calling lane's copy: `lane % copies`.
+    copy: u32,
+}
+
+impl Counter for SharedCopies {
+    #[inline(always)]
+    unsafe fn count(self, slot: u32) {
+        let word = (slot << self.log2_copies) | self.copy;
+        // SAFETY: slot < ACTIVE * bins (caller) and copy < copies, so word < ACTIVE * bins
+        // * copies, the words of the window (the kernel's contract): shared memory of this
+        // block, accessed only atomically between the barriers around the counting.
+        unsafe { BlockAtomicU32::from_ptr(self.base.add(word as usize)).add_shared(1) };
+    }
+}
+
+/// The global scratch bins, counted into directly.
+#[derive(Clone, Copy)]
+struct GlobalBins {
+    base: *mut u32,
+}
+
+impl Counter for GlobalBins {
+    #[inline(always)]
+    unsafe fn count(self, slot: u32) {
+        // SAFETY: slot < ACTIVE * bins (caller), the scratch's length; accessed only
+        // atomically during the launch, by threads of this GPU (the kernel's contract).
+        unsafe { DeviceAtomicU32::from_ptr(self.base.add(slot as usize)) }.add(1, Relaxed);
+    }
+}
+
+/// One 16-byte vector of samples, aligned so that it loads with one `ld.v4`.
+#[derive(Clone, Copy, Pod, Zeroable)]
+#[repr(C, align(16))]
+struct Vector([u32; 4]);
+
+/// The kernel's fixed inputs, as the counting loop uses them.
+#[derive(Clone, Copy)]
+struct Input<S, B, C> {
+    samples: *const S,
+    len: u64,
+    bins: u32,
+    binning: B,
+    counter: C,
+}
+
+impl<S: Sample, B: Binning<S>, C: Counter> Input<S, B, C> {
+    /// Counts sample `sample`, the one at index `index` of the input (its channel is
+    /// `index % CHANNELS`), or `channel` when known.
+    #[inline(always)]
+    fn count<const ACTIVE: usize>(self, sample: S, channel: usize) {
+        if channel < ACTIVE {
+            if let Some(bin) = self.binning.bin(sample) {
+                // SAFETY: channel < ACTIVE and bin < bins (the `Binning` contract).
+                unsafe { self.counter.count(channel as u32 * self.bins + bin) };
+            }
+        }
+    }
+
+    /// Counts the samples of the vector whose first sample has index `first`.
+    #[inline(always)]
+    fn count_vector<const CHANNELS: usize, const ACTIVE: usize>(self, vector: &Vector, first: u64) {
+        let per_vector = samples_per_vector::<S>();
+        // A compile-time 0 when a vector holds whole pixels (1, 2 or 4 channels).
+        let base = if per_vector.is_multiple_of(CHANNELS) { 0 } else { (first % CHANNELS as u64) as usize };
+        let bytes = bytemuck::bytes_of(vector);
+        let size = size_of::<S>();
+        for k in 0..per_vector {
+            let sample: S = bytemuck::pod_read_unaligned(&bytes[k * size..(k + 1) * size]);
+            self.count::<ACTIVE>(sample, (base + k) % CHANNELS);
+        }
+    }
+
+    /// Counts the calling thread's share of the input (module docs).
+    ///
+    /// # Safety
+    /// `samples` is 16-byte aligned global memory holding `len` samples that nothing
+    /// writes during the launch.
+    #[inline(always)]
+    unsafe fn count_share<const CHANNELS: usize, const ACTIVE: usize>(self) {
+        let per_vector = samples_per_vector::<S>() as u64;
+        let vectors = self.len / per_vector;
+        let (block, blocks) = (thread::linear_block_idx() as u64, thread::grid_blocks() as u64);
+        let (rank, threads) = (thread::linear_thread_idx() as u64, thread::block_threads() as u64);
+        let base = self.samples.cast::<Vector>();
+        let tile = threads * VECTORS_PER_THREAD as u64;
+        let step = blocks * tile;
+        let mut first = block * tile;
+        while first + tile <= vectors {
+            let mut loaded = [Vector([0; 4]); VECTORS_PER_THREAD];
+            for (u, slot) in loaded.iter_mut().enumerate() {
+                let index = first + u as u64 * threads + rank;
+                // SAFETY: index < first + tile <= vectors: a whole 16-byte aligned vector of
+                // the input (contract), read-only during the launch.
+                *slot = Vector(unsafe { arch::load_global_nc_16(base.add(index as usize).cast()) });
+            }
+            for (u, vector) in loaded.iter().enumerate() {
+                let index = first + u as u64 * threads + rank;
+                self.count_vector::<CHANNELS, ACTIVE>(vector, index * per_vector);
+            }
+            first += step;
+        }
+        if first < vectors {
+            for u in 0..VECTORS_PER_THREAD as u64 {
+                let index = first + u * threads + rank;
+                if index < vectors {
+                    // SAFETY: index < vectors: as above.
+                    let vector = Vector(unsafe { arch::load_global_nc_16(base.add(index as usize).cast()) });
+                    self.count_vector::<CHANNELS, ACTIVE>(&vector, index * per_vector);
+                }
+            }
+        }
+        let mut index = vectors * per_vector + block * threads + rank;
+        while index < self.len {
+            // SAFETY: index < len.
+            let sample = unsafe { self.samples.add(index as usize).read() };
+            self.count::<ACTIVE>(sample, (index % CHANNELS as u64) as usize);
+            index += blocks * threads;
+        }
+    }
+}
+
+/// Runs the histogram with the binning a [`BinningVisitor`] is handed.
+trait BinningVisitor<S> {
+    /// Runs with `binning`.
+    ///
+    /// # Safety
+    /// The contract of [`histogram`].
+    unsafe fn visit<B: Binning<S>>(self, binning: B);
+}
+
+/// The histogram kernel's arguments, past the binning.
+#[derive(Clone, Copy)]
+struct Launch<S, const CHANNELS: usize, const ACTIVE: usize> {
+    samples: *const S,
+    len: u64,
+    bins: u32,
+    copies: u32,
+    scratch: *mut u32,
+    counts: *mut u32,
+    ticket: *mut u32,
+}
+
+impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize> Launch<S, CHANNELS, ACTIVE> {
+    /// The counting loop's inputs with `binning` and `counter`.
+    #[inline(always)]
+    fn input<B: Binning<S>, C: Counter>(&self, binning: B, counter: C) -> Input<S, B, C> {
+        Input { samples: self.samples, len: self.len, bins: self.bins, binning, counter }
+    }
+}
+
+impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize> BinningVisitor<S>
+    for Launch<S, CHANNELS, ACTIVE>
+{
+    #[inline(always)]
+    unsafe fn visit<B: Binning<S>>(self, binning: B) {
+        const {
+            assert!(CHANNELS >= 1 && CHANNELS <= 4, "1 to 4 channels");
+            assert!(ACTIVE >= 1 && ACTIVE <= CHANNELS, "1 to CHANNELS active channels");
+        };
+        let rank = thread::linear_thread_idx();
+        let threads = thread::block_threads();
+        let slots = ACTIVE as u32 * self.bins;
+        if self.copies == 0 {
+            // SAFETY: forwarded from the launch contract.
+            unsafe {
+                self.input(binning, GlobalBins { base: self.scratch }).count_share::<CHANNELS, ACTIVE>()
+            };
+        } else {
+            let window = shared::dynamic::<u32>();
+            let words = slots * self.copies;
+            let mut word = rank;
+            while word < words {
+                // SAFETY: bounds-checked against the window; no other thread touches this
+                // word before the barrier below (and the last block's barrier ordered the
+                // previous block's use of the window on this SM before its exit).
+                unsafe { window.write(word as usize, 0) };
+                word += threads;
+            }
+            // SAFETY: every thread of the block reaches this barrier once.
+            unsafe { barrier::sync() };
+            let copies = SharedCopies {
+                base: window.as_mut_ptr(),
+                log2_copies: self.copies.trailing_zeros(),
+                copy: thread::lane_id() & (self.copies - 1),
+            };
+            // SAFETY: forwarded from the launch contract (the window holds `words` words,
+            // checked by the clearing loop's bound checks for its last word).
+            unsafe { self.input(binning, copies).count_share::<CHANNELS, ACTIVE>() };
+            // SAFETY: every thread of the block reaches this barrier once.
+            unsafe { barrier::sync() };
+            let mut slot = rank;
+            while slot < slots {
+                let mut sum = 0u32;
+                for k in 0..self.copies {
+                    let word = (slot << copies.log2_copies) | ((k + slot) & (self.copies - 1));
+                    // SAFETY: a word of the window (bounds-checked); its atomic updates
+                    // are ordered before this read by the barrier above, and nothing
+                    // writes it again in this block.
+                    sum = sum.wrapping_add(unsafe { window.read(word as usize) });
+                }
+                if sum != 0 {
+                    // SAFETY: slot < ACTIVE * bins, the scratch's length; accessed only
+                    // atomically during the launch (contract).
+                    unsafe { DeviceAtomicU32::from_ptr(self.scratch.add(slot as usize)) }.add(sum, Relaxed);
+                }
+                slot += threads;
+            }
+        }
+        // SAFETY: forwarded from the launch contract.
+        unsafe { hand_off(self.scratch, self.counts, self.ticket, slots) };
+    }
+}
+
+/// The end of every block: the last block to finish moves the scratch bins to `counts`
+/// and zeroes them (module docs).
+///
+/// # Safety
+/// Every thread of the block calls it once, after its last update of the scratch;
+/// `scratch` and `counts` hold `slots` words, `ticket` is 0 at the launch's start; all
+/// three are used by no other concurrent launch.
+#[inline(always)]
+unsafe fn hand_off(scratch: *mut u32, counts: *mut u32, ticket: *mut u32, slots: u32) {
+    // Release: this thread's scratch updates before the ticket (with the barrier, every
+    // thread's before thread 0's ticket).
+    fence::device();
+    // SAFETY: every thread of the block reaches this barrier once.
+    unsafe { barrier::sync() };
+    let mut last = false;
+    let rank = thread::linear_thread_idx();
+    if rank == 0 {
+        let final_ticket = (thread::grid_blocks() - 1) as u32;
+        // SAFETY: a valid global u32 accessed only atomically during the launch, by
+        // threads of this GPU (contract).
+        let ticket = unsafe { DeviceAtomicU32::from_ptr(ticket) };
+        last = ticket.fetch_inc(final_ticket, Relaxed) == final_ticket;
+    }
+    // SAFETY: every thread of the block reaches this barrier once.
+    if !unsafe { barrier::sync_or(last) } {
+        return;
+    }
+    // Acquire: every block's updates, released before its ticket, before these reads.
+    fence::device();
+    let mut slot = rank;
+    while slot < slots {
+        // SAFETY: slot < slots: a scratch word, accessed only atomically (contract).
+        let count = unsafe { DeviceAtomicU32::from_ptr(scratch.add(slot as usize)) }.swap(0, Relaxed);
+        // SAFETY: slot < slots, the output's length; only this thread writes it.
+        unsafe { counts.add(slot as usize).write(count) };
+        slot += thread::block_threads();
+    }
+}
+
+/// Counts `samples[..len]` (interleaved in `CHANNELS` channels, the first `ACTIVE`
+/// counted) into `counts[..ACTIVE * bins]` under even bins (`range == false`) or the
+/// levels of `params` (module docs), overwriting `counts`.
+///
+/// # Safety
+/// - Launched with a 1-D grid of fewer than 2^32 blocks of a multiple of 32 threads, and,
+///   when `copies > 0`, at least [`shared_bytes`]`(ACTIVE * bins, copies)` bytes of
+///   dynamic shared memory; every thread runs this once.
+/// - `copies` is 0 or a power of two up to [`MAX_COPIES`]; `ACTIVE * params.bins` fits
+///   in a `u32`, and `params` was made by [`Sample::even`] (for even bins) or
+///   [`BinParams::range`] (for range bins) with `bins >= 1`.
+/// - `samples` is 16-byte aligned global memory holding `len` samples; for range bins
+///   `params.levels` is the address of `bins + 1` strictly increasing levels (no NaN);
+///   nothing writes either during the launch.
+/// - `scratch` holds `ACTIVE * bins` zeroed `u32`s, `counts` as many writable ones,
+///   `ticket` one `u32` holding 0, all global memory of this GPU used by no other
+///   concurrent launch and accessed by nothing else during this one.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn histogram<S: Sample, const CHANNELS: usize, const ACTIVE: usize>(
+    samples: *const S,
+    len: u64,
+    params: BinParams,
+    range: bool,
+    copies: u32,
+    scratch: *mut u32,
+    counts: *mut u32,
+    ticket: *mut u32,
+) {
+    let launch =
+        Launch::<S, CHANNELS, ACTIVE> { samples, len, bins: params.bins, copies, scratch, counts, ticket };
+    // SAFETY (all arms): forwarded from the caller; the binning matches how `params` was
+    // made.
+    unsafe {
+        if range {
+            launch.visit(Levels::<S> { levels: params.levels as *const S::Level, bins: params.bins });
+        } else if !S::INTEGER {
+            launch.visit(Even::<S, 0> { params, sample: PhantomData });
+        } else {
+            match params.division {
+                DIVIDE_IDENTITY => launch.visit(Even::<S, DIVIDE_IDENTITY> { params, sample: PhantomData }),
+                DIVIDE_MAGIC => launch.visit(Even::<S, DIVIDE_MAGIC> { params, sample: PhantomData }),
+                _ => launch.visit(Even::<S, DIVIDE_WIDE> { params, sample: PhantomData }),
+            }
+        }
+    }
+}
+
+/// Declares a histogram kernel pair (even bins, range bins) for one sample type, channel
+/// count and active channel count, launched by the host's `Histogram`, with this
+/// parameter list:
+///
+/// `(samples: *const S, len: u64, params: BinParams, copies: u32, scratch: *mut u32,
+/// counts: *mut u32, ticket: *mut u32)`: [`histogram`] with `range` false for the first
+/// kernel and true for the second, with [`shared_bytes`]`(ACTIVE * bins, copies)` bytes
+/// of dynamic shared memory.
+///
+/// ```
+/// // Two channels of u16 samples, both counted.
+/// warpsafe::histogram_kernels! {
+///     u16, 2, 2 => even_u16_two, range_u16_two;
+/// }
+/// assert_eq!(even_u16_two.param_count(), 7);
+/// assert_eq!(range_u16_two.param_count(), 7);
+/// ```
+#[macro_export]
+macro_rules! histogram_kernels {
+    ($($t:ty, $channels:literal, $active:literal => $even:ident, $range:ident;)*) => {$(
+        $crate::__histogram_kernel!($t, $channels, $active, $even, false, "even bins");
+        $crate::__histogram_kernel!($t, $channels, $active, $range, true, "bins between levels");
+    )*};
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __histogram_kernel {
+    ($t:ty, $channels:literal, $active:literal, $name:ident, $range:literal, $what:literal) => {
+        $crate::kernel! {
+            #[doc = concat!("Histogram of `", stringify!($t), "` samples in ", stringify!($channels),
+                " channels (", stringify!($active), " counted), ", $what, ": ")]
+            #[doc = "`warpsafe::histogram::histogram` (parameters: `warpsafe::histogram_kernels!`)."]
+            ///
+            /// # Safety
+            /// The contract of `warpsafe::histogram::histogram`.
+            pub unsafe fn $name(
+                samples: *const $t,
+                len: u64,
+                params: $crate::histogram::BinParams,
+                copies: u32,
+                scratch: *mut u32,
+                counts: *mut u32,
+                ticket: *mut u32,
+            ) {
+                // SAFETY: forwarded from the launch contract.
+                unsafe {
+                    $crate::histogram::histogram::<$t, $channels, $active>(
+                        samples, len, params, $range, copies, scratch, counts, ticket,
+                    )
+                }
+            }
+        }
+    };
+}

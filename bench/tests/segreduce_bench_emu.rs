@@ -38,7 +38,8 @@ fn dry_run_on_the_emulator_checks_every_output() {
                 assert_eq!(row.check, Check::Ok, "{name} {pattern} {n}");
                 assert_eq!(row.segments, segments, "{name} {pattern} {n}");
             }
-            let ceiling = results.find(CEILING, pattern, n).unwrap_or_else(|| panic!("ceiling {pattern} {n}"));
+            let ceiling =
+                results.find(CEILING, pattern, n).unwrap_or_else(|| panic!("ceiling {pattern} {n}"));
             assert_eq!(ceiling.check, Check::NotChecked);
         }
     }

@@ -140,11 +140,15 @@ pub fn fixed_segments(n: u64, len: u64) -> u64 {
 
 /// The segments' sums in `f64` (exact: at most 2^31 elements of at most 7), on all cores;
 /// segment `s` is `input[begin(s)..end(s)]`.
-pub fn reference(input: &[f32], segments: usize, bounds: impl Fn(usize) -> (usize, usize) + Sync) -> Vec<f64> {
+pub fn reference(
+    input: &[f32],
+    segments: usize,
+    bounds: impl Fn(usize) -> (usize, usize) + Sync,
+) -> Vec<f64> {
     let mut sums = vec![0.0; segments];
     par::fill(&mut sums, |s| {
         let (b, e) = bounds(s);
-        input[b..e].iter().map(|&x| f64::from(x)).sum()
+        input[b..e].iter().fold(0.0, |sum, &x| sum + f64::from(x))
     });
     sums
 }
@@ -237,14 +241,34 @@ mod tests {
         assert!((32..=128).contains(&long), "about 1 in 1000 at least 1024 long: {long}");
     }
 
+    /// The same numbers as `cub/segmented_cub.cu`'s functions print (its host part built
+    /// with g++ against stub CUDA headers, 2026-11-25): the offsets' polynomial hash and a
+    /// weighted fold of the elements.
+    #[test]
+    fn same_as_segmented_cub() {
+        for (n, segments, want) in
+            [(1u64, 1, 1u64), (4097, 453, 8474728820926008227), (1 << 20, 84605, 14184457276973738025)]
+        {
+            let o = power_law_offsets(n);
+            assert_eq!(o.len() - 1, segments, "{n}");
+            let h = o.iter().fold(0u64, |h, &x| h.wrapping_mul(1000003).wrapping_add(x));
+            assert_eq!(h, want, "{n}");
+        }
+        let s = (0..100_000).fold(0.0f64, |s, i| s * 1.0000001 + f64::from(element(i)));
+        assert_eq!(s, 351931.52990715916);
+    }
+
     #[test]
     fn references_and_checks() {
         let v: Vec<f32> = (0..10).map(|i| i as f32).collect();
         assert_eq!(fixed_reference(&v, 4), vec![6.0, 22.0, 17.0]);
-        assert_eq!(offsets_reference(&v, &[0, 2, 2, 10]), vec![1.0, 0.0, 42.0]);
+        assert_eq!(offsets_reference(&v, &[0, 2, 2, 10]), vec![1.0, 0.0, 44.0]);
         assert_eq!(fixed_segments(10, 4), 3);
         assert!(check_sums(&[6.0, 22.0, 17.0, 99.0], &[6.0, 22.0, 17.0]).is_ok());
-        assert_eq!(check_sums(&[6.0, 21.0, 16.0], &[6.0, 22.0, 17.0]).unwrap_err(), "segment 1 is 21 not 22 (and 1 more)");
+        assert_eq!(
+            check_sums(&[6.0, 21.0, 16.0], &[6.0, 22.0, 17.0]).unwrap_err(),
+            "segment 1 is 21 not 22 (and 1 more)"
+        );
         assert!(check_sums(&[6.0], &[6.0, 1.0]).is_err());
         assert!(matches(3.0e7, 3.0e7 + 100.0) && !matches(3.0e7, 3.0e7 + 1000.0));
         assert!(!matches(100.0, 101.0), "small sums are exact");

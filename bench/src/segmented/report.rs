@@ -135,7 +135,8 @@ pub fn tables(results: &Results<Row>) -> String {
         for &(_, n) in points.iter().filter(|p| p.0 == pattern) {
             let cub = results.find(CUB, pattern, n);
             let ceiling = results.find(CEILING, pattern, n);
-            let segments = results.rows.iter().find(|r| r.pattern == pattern && r.n == n).map_or(0, |r| r.segments);
+            let segments =
+                results.rows.iter().find(|r| r.pattern == pattern && r.n == n).map_or(0, |r| r.segments);
             let names = if strategies.is_empty() { vec!["-"] } else { strategies.clone() };
             for name in names {
                 let ours = results.find(name, pattern, n);
@@ -279,7 +280,10 @@ pub(crate) mod tests {
         let t = tables(&sample());
         assert!(t.starts_with("#### f32 sum, L=1\n\n| n | segments | warpsafe |"), "{t}");
         let line = t.lines().find(|l| l.starts_with("| 2^24 | 16777216 |")).unwrap();
-        assert_eq!(line, "| 2^24 | 16777216 | auto | 16.78 | 1677.72 | 100.00x | 8000.0 | 15.94 | 95.0 | 0.9 |");
+        assert_eq!(
+            line,
+            "| 2^24 | 16777216 | auto | 16.78 | 1677.72 | 100.00x | 8000.0 | 15.94 | 95.0 | 0.9 |"
+        );
         assert_eq!(t.matches("#### ").count(), 7);
     }
 
@@ -314,7 +318,10 @@ cub,32,1024,32,3.0e-06,3334,7,2.9e-06,3.1e-06,ok\n";
         assert_eq!(out.rows.len(), 2);
         assert_eq!(out.other.len(), 2, "length 0 and a record without detail");
         let a = &out.rows[0];
-        assert_eq!((a.implementation.as_str(), a.pattern, a.n, a.segments), (CUB, Pattern::Fixed(32), 1 << 20, 32768));
+        assert_eq!(
+            (a.implementation.as_str(), a.pattern, a.n, a.segments),
+            (CUB, Pattern::Fixed(32), 1 << 20, 32768)
+        );
         assert_eq!(out.rows[1].check, Check::Bad { expected: "segment 3 is 1 not 2".into() });
     }
 }

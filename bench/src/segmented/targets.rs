@@ -20,7 +20,8 @@ use crate::targets::{every_point, Verdict};
 pub const JUDGED: &str = "auto";
 
 /// The ratio to CUB per fixed length.
-pub const RATIOS: [(u64, f64); 6] = [(1, 150.0), (8, 70.0), (32, 20.0), (128, 5.5), (1024, 1.5), (65536, 1.0)];
+pub const RATIOS: [(u64, f64); 6] =
+    [(1, 150.0), (8, 70.0), (32, 20.0), (128, 5.5), (1024, 1.5), (65536, 1.0)];
 
 fn in_range(log2: &Option<RangeInclusive<u32>>, n: u64) -> bool {
     log2.as_ref().is_none_or(|r| n.is_power_of_two() && r.contains(&n.trailing_zeros()))
@@ -48,7 +49,9 @@ fn target(
     let points = results
         .rows
         .iter()
-        .filter(|r| r.implementation == JUDGED && pattern.is_none_or(|p| r.pattern == p) && in_range(&log2, r.n))
+        .filter(|r| {
+            r.implementation == JUDGED && pattern.is_none_or(|p| r.pattern == p) && in_range(&log2, r.n)
+        })
         .filter_map(|r| score(r).map(|q| (q, format!("{} {}", r.pattern, size_label(r.n)))))
         .collect();
     every_point(target, points, min, &format!("{JUDGED} or {of_what} not measured there"))
@@ -80,9 +83,18 @@ mod tests {
         let v: Vec<String> = evaluate(&sample()).iter().map(|v| v.to_string()).collect();
         assert_eq!(v.len(), 9);
         assert_eq!(v[0], "MISS  L=1 auto >= 150.00x CUB at every size: worst L=1 2^16 100.00x over 2 points; below: L=1 2^16 100.00x, L=1 2^24 100.00x");
-        assert_eq!(v[5], "PASS  L=65536 auto >= 1.00x CUB at every size: worst L=65536 2^16 2.00x over 2 points");
-        assert_eq!(v[6], "PASS  L=32 auto >= 0.90x the read ceiling at 2^24..2^28: worst L=32 2^24 0.95x over 1 points");
-        assert_eq!(v[8], "PASS  every pattern auto >= 0.95x CUB at every size: worst L=8 2^16 2.00x over 14 points");
+        assert_eq!(
+            v[5],
+            "PASS  L=65536 auto >= 1.00x CUB at every size: worst L=65536 2^16 2.00x over 2 points"
+        );
+        assert_eq!(
+            v[6],
+            "PASS  L=32 auto >= 0.90x the read ceiling at 2^24..2^28: worst L=32 2^24 0.95x over 1 points"
+        );
+        assert_eq!(
+            v[8],
+            "PASS  every pattern auto >= 0.95x CUB at every size: worst L=8 2^16 2.00x over 14 points"
+        );
     }
 
     #[test]

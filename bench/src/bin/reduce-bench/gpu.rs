@@ -1,10 +1,9 @@
 //! The device side of reduce-bench: warpsafe's `Reducer` (each strategy and the automatic
-//! choice) and the read-roofline kernels of `warpsafe-bench-kernels`, timed by
+//! choice) and the read-roofline kernels (`warpsafe_bench::roofline`), timed by
 //! `warpsafe_bench::timing` with events on one `warpsafe_host::Stream`. The device is the
 //! GPU, or with `--emulator` the CPU emulator (a functional dry run: the same launches and
 //! checks, wall-clock times).
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use anyhow::Context as _;
@@ -16,9 +15,9 @@ use warpsafe_bench::for_each_type;
 use warpsafe_bench::harness::Session;
 use warpsafe_bench::report::{Check, Results, Row, ROOFLINE};
 use warpsafe_bench::roofline::{Roofline, BENCH};
-use warpsafe_bench::timing::{self, Plan, StreamClock, Timing};
+use warpsafe_bench::timing::{self, StreamClock};
 use warpsafe_host::reduce::{Reducer, Reduction, Strategy};
-use warpsafe_host::{kernel_args, Device, DeviceBuffer, Function, LaunchConfig, Module, Program, Stream};
+use warpsafe_host::{DeviceBuffer, Stream};
 
 /// The warpsafe implementation named `name` in the report.
 fn strategy(name: &str) -> Option<Strategy> {

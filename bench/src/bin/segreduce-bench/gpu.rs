@@ -86,7 +86,9 @@ impl Point {
         unsafe {
             match (self.pattern, &self.offsets) {
                 (Pattern::Fixed(len), _) => reducer.reduce_fixed_on(stream, input, len, &self.output)?,
-                (Pattern::PowerLaw, Some(offsets)) => reducer.reduce_offsets_on(stream, input, offsets, &self.output)?,
+                (Pattern::PowerLaw, Some(offsets)) => {
+                    reducer.reduce_offsets_on(stream, input, offsets, &self.output)?
+                }
                 (Pattern::PowerLaw, None) => anyhow::bail!("the power-law pattern without offsets"),
             }
         }

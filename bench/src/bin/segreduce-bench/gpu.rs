@@ -30,6 +30,15 @@ const POISON: f32 = -1.0;
 /// launch error) is reported in the returned list and the run goes on; only failures
 /// that leave nothing to measure (no GPU, no kernels, no memory for the buffers) end it.
 pub fn measure(args: &Args, results: &mut Results<Row>, log: &mut String) -> anyhow::Result<Vec<String>> {
+    let method = results.meta("method").unwrap_or_default().to_string();
+    results.set_meta(
+        "method",
+        format!(
+            "{method}; a point whose first call takes {} ms or more (either side): 1 warm-up call, \
+batches of at least 1 call, at most 3 batches",
+            timing::SLOW_CALL_SECONDS * 1e3
+        ),
+    );
     let points = args.points();
     let measurements = points.len() * (args.strategies.len() + usize::from(args.ceiling));
     let s = Session::open(TOOL, args.common.emulator, measurements, results, log)?;

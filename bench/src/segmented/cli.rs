@@ -94,8 +94,8 @@ struct Cli {
     /// 16384).
     #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(0..=MOST))]
     counts: Option<Vec<u64>>,
-    /// Segment patterns: fixed lengths and power-law (default 1,8,32,128,1024,65536,
-    /// power-law). A fixed length longer than the input is skipped at that size.
+    /// Segment patterns: fixed lengths and power-law (default: 1, 8, 32, 128, 1024,
+    /// 65536 and power-law). A fixed length longer than the input is skipped at that size.
     #[arg(long, value_delimiter = ',', value_parser = parse_pattern)]
     patterns: Option<Vec<Pattern>>,
     /// warpsafe's strategies among auto, thread, tile4, tile16, warp, block, each measured

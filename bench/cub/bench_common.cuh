@@ -1,5 +1,5 @@
 // bench_common.cuh: what the CUB reference programs of warpsafe's benchmarks share
-// (reduce_cub.cu, scan_cub.cu): error checks that print an `error,` line, the element
+// (reduce_cub.cu, scan_cub.cu, segmented_cub.cu): error checks that print an `error,` line, the element
 // types and how their values print, the input hash (the same function as bench/src/data.rs), the host threads that
 // fill and check inputs, the timing method of bench/src/timing.rs, the timing flags, and
 // the `meta,` lines that describe the GPU and the toolkit. The benchmarks write this file
@@ -181,6 +181,21 @@ Timing measure(F&& call, cudaStream_t stream, const TimingPlan& plan) {
     t.max = *std::max_element(per_call.begin(), per_call.end());
     t.calls = k;
     return t;
+}
+
+// A call at least this long (seconds) is timed by plan_for_call's reduced plan.
+const double SLOW_CALL_S = 0.002;
+
+// The plan for a point whose first call took `seconds`: `plan`, or for a slow call one
+// warm-up call, a calibration batch of one call and at most 3 timed batches (each still at
+// least min_batch_s). The same rule as Plan::for_call_of in bench/src/timing.rs.
+inline TimingPlan plan_for_call(const TimingPlan& plan, double seconds) {
+    if (seconds < SLOW_CALL_S) return plan;
+    TimingPlan slow = plan;
+    slow.warmup_calls = std::min(plan.warmup_calls, 1);
+    slow.min_calls = 1;
+    slow.reps = std::min(plan.reps, 3);
+    return slow;
 }
 
 // ---- Arguments -------------------------------------------------------------------------

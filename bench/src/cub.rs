@@ -1,7 +1,7 @@
 //! CUB's side of a comparison: a CUDA C++ program (`cub/reduce_cub.cu`, `cub/scan_cub.cu`,
-//! with the helpers they share in `cub/bench_common.cuh`; embedded in this crate, so the
-//! benchmark binaries need no source tree), built with the GPU machine's `nvcc`, run once
-//! as a child process, and its output parsed into rows.
+//! `cub/segmented_cub.cu`, with the helpers they share in `cub/bench_common.cuh`; embedded
+//! in this crate, so the benchmark binaries need no source tree), built with the GPU
+//! machine's `nvcc`, run once as a child process, and its output parsed into rows.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -42,6 +42,12 @@ pub const SCAN: Program =
 pub const HISTOGRAM: Program = Program {
     name: "histogram_cub",
     files: &[("histogram_cub.cu", include_str!("../cub/histogram_cub.cu")), COMMON],
+};
+
+/// `segreduce-bench`'s reference: `cub::DeviceSegmentedReduce::Sum`.
+pub const SEGMENTED: Program = Program {
+    name: "segmented_cub",
+    files: &[("segmented_cub.cu", include_str!("../cub/segmented_cub.cu")), COMMON],
 };
 
 impl Program {
@@ -428,7 +434,8 @@ error,cudaMalloc failed at reduce_cub.cu:1: cudaErrorMemoryAllocation (out of me
         ] {
             assert!(scan.contains(call), "{call}");
         }
-        for program in [REDUCE, SCAN] {
+        assert!(SEGMENTED.source().contains("cub::DeviceSegmentedReduce::Sum"));
+        for program in [REDUCE, SCAN, HISTOGRAM, SEGMENTED] {
             assert!(program.source().contains("#include \"bench_common.cuh\""), "{}", program.name);
             assert_eq!(program.files[0].0, format!("{}.cu", program.name));
         }

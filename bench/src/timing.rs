@@ -32,6 +32,18 @@ impl Plan {
     pub const QUICK: Plan =
         Plan { warmup_calls: 3, min_calls: 20, min_batch_seconds: 0.005, max_calls: 200_000, reps: 5 };
 
+    /// The plan for a point whose first call took `seconds`: this one, or for a call of
+    /// at least [`SLOW_CALL_SECONDS`] one warm-up call, a calibration batch of one call and
+    /// at most 3 timed batches (each still at least `min_batch_seconds`), so that very slow
+    /// points (CUB's segmented reduce at segment length 1 and 2^28 elements) take about a
+    /// second, not a minute. `cub/bench_common.cuh`'s `plan_for_call` is the same rule.
+    pub fn for_call_of(&self, seconds: f64) -> Plan {
+        if seconds < SLOW_CALL_SECONDS {
+            return *self;
+        }
+        Plan { warmup_calls: self.warmup_calls.min(1), min_calls: 1, reps: self.reps.min(3), ..*self }
+    }
+
     /// The calls per batch for a call that takes about `seconds_per_call`.
     pub fn calls_per_batch(&self, seconds_per_call: f64) -> u32 {
         let min = self.min_calls.max(1);
@@ -46,6 +58,9 @@ impl Plan {
         }
     }
 }
+
+/// A call at least this long (seconds) is timed by [`Plan::for_call_of`]'s reduced plan.
+pub const SLOW_CALL_SECONDS: f64 = 0.002;
 
 /// What one measurement found.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -186,6 +201,15 @@ mod tests {
         assert_eq!(plan.calls_per_batch(1e-9), 200_000, "capped");
         assert_eq!(plan.calls_per_batch(0.0), 20);
         assert_eq!(plan.calls_per_batch(f64::NAN), 20);
+    }
+
+    #[test]
+    fn slow_calls_get_a_reduced_plan() {
+        assert_eq!(Plan::FULL.for_call_of(1e-3), Plan::FULL);
+        let slow = Plan::FULL.for_call_of(0.1);
+        assert_eq!((slow.warmup_calls, slow.min_calls, slow.reps), (1, 1, 3));
+        assert_eq!(slow.calls_per_batch(0.1), 1);
+        assert_eq!(Plan { reps: 1, ..Plan::QUICK }.for_call_of(0.1).reps, 1);
     }
 
     #[test]

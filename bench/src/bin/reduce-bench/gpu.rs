@@ -1,10 +1,9 @@
 //! The device side of reduce-bench: warpsafe's `Reducer` (each strategy and the automatic
-//! choice) and the read-roofline kernels of `warpsafe-bench-kernels`, timed by
+//! choice) and the read-roofline kernels (`warpsafe_bench::roofline`), timed by
 //! `warpsafe_bench::timing` with events on one `warpsafe_host::Stream`. The device is the
 //! GPU, or with `--emulator` the CPU emulator (a functional dry run: the same launches and
 //! checks, wall-clock times).
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use anyhow::Context as _;
@@ -15,20 +14,10 @@ use warpsafe_bench::data::{generate, Element, Op, Reference, Shape};
 use warpsafe_bench::for_each_type;
 use warpsafe_bench::harness::Session;
 use warpsafe_bench::report::{Check, Results, Row, ROOFLINE};
-use warpsafe_bench::timing::{self, Plan, StreamClock, Timing};
-use warpsafe_bench_kernels::{bench_read_x2, bench_read_x4, bench_read_x8};
+use warpsafe_bench::roofline::{Roofline, BENCH};
+use warpsafe_bench::timing::{self, StreamClock};
 use warpsafe_host::reduce::{Reducer, Reduction, Strategy};
-use warpsafe_host::{kernel_args, Device, DeviceBuffer, Function, LaunchConfig, Module, Program, Stream};
-
-/// The roofline kernels: PTX built for sm_90 by `build.rs`, and their host forms.
-static BENCH: Program = warpsafe_host::include_program!("warpsafe_bench_kernels").with_kernels(&[
-    bench_read_x2.untyped(),
-    bench_read_x4.untyped(),
-    bench_read_x8.untyped(),
-]);
-
-/// Threads per block of the roofline kernels.
-const ROOFLINE_THREADS: u32 = 256;
+use warpsafe_host::{DeviceBuffer, Stream};
 
 /// The warpsafe implementation named `name` in the report.
 fn strategy(name: &str) -> Option<Strategy> {
@@ -93,74 +82,6 @@ impl<T: Pod, O: Reduction<T>> BenchReducer<T> for Reducer<T, O> {
         // SAFETY: forwarded from the caller.
         unsafe { self.reduce_on(stream, input, out)? };
         Ok(())
-    }
-}
-
-/// The read-roofline kernels and the best of them measured per byte count.
-struct Roofline {
-    variants: Vec<(&'static str, Function, u32)>,
-    out: DeviceBuffer<u32>,
-    measured: HashMap<u64, (Timing, String)>,
-}
-
-impl Roofline {
-    fn new(device: &Device, module: &Module) -> anyhow::Result<Roofline> {
-        let sms = device.multiprocessor_count();
-        let mut variants = Vec::new();
-        let mut most_threads = 0u64;
-        for kernel in [&bench_read_x2, &bench_read_x4, &bench_read_x8] {
-            let name = kernel.name();
-            let f = module.kernel(kernel).with_context(|| format!("loading {name}"))?;
-            let per_sm = device.max_active_blocks_per_multiprocessor(&f, ROOFLINE_THREADS, 0)?.max(1);
-            let blocks = sms * per_sm;
-            most_threads = most_threads.max(u64::from(blocks) * u64::from(ROOFLINE_THREADS));
-            variants.push((name, f.untyped(), blocks));
-        }
-        let out = device.alloc_zeroed::<u32>(most_threads as usize)?;
-        Ok(Roofline { variants, out, measured: HashMap::new() })
-    }
-
-    /// The fastest variant's timing for reading `bytes` bytes at `address` (cached per
-    /// byte count: f32 and i32 inputs of one length read the same bytes).
-    fn measure(
-        &mut self,
-        device: &Device,
-        stream: &Stream,
-        plan: &Plan,
-        address: u64,
-        bytes: u64,
-    ) -> anyhow::Result<(Timing, String)> {
-        if let Some(hit) = self.measured.get(&bytes) {
-            return Ok(hit.clone());
-        }
-        let vectors = bytes / 16;
-        let mut best: Option<(Timing, String)> = None;
-        for (name, f, resident) in &self.variants {
-            let blocks =
-                (vectors.div_ceil(u64::from(ROOFLINE_THREADS)).max(1)).min(u64::from(*resident)) as u32;
-            let config = LaunchConfig::linear(blocks, ROOFLINE_THREADS);
-            let (mut input, mut count, mut sentinel, mut out) =
-                (address, vectors, 0x9E37_79B9u32, self.out.device_address());
-            let args = kernel_args![input, count, sentinel, out];
-            let mut clock = StreamClock(stream);
-            let t = timing::measure(&mut clock, plan, || {
-                // SAFETY: the kernel's parameters are (*const Vector, u64, u32, *mut u32):
-                // `input` is the start of a live device buffer (256-byte aligned) of at
-                // least `vectors` 16-byte vectors, and `out` holds one u32 per thread of
-                // the largest grid launched here.
-                unsafe { device.launch_raw_on(stream, f, config, &args)? };
-                Ok(())
-            })?;
-            let detail =
-                format!("{} {}x{}", name.trim_start_matches("bench_read_"), blocks, ROOFLINE_THREADS);
-            if best.as_ref().is_none_or(|(b, _)| t.seconds < b.seconds) {
-                best = Some((t, detail));
-            }
-        }
-        stream.synchronize()?;
-        let best = best.context("no roofline kernel")?;
-        self.measured.insert(bytes, best.clone());
-        Ok(best)
     }
 }
 

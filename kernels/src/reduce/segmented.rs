@@ -33,7 +33,7 @@
 //! Inside one segment, `r` ranks (lanes of the tile, threads of the block) share the
 //! elements. For an operator that declares [`Operator::COMMUTATIVE`] and an element type
 //! whose size divides 16 bytes (every built-in type), the segment is read as 16-byte
-//! vectors with `ld.global.nc` (the read-only path, as in [`grid`](super::grid): the
+//! vectors with `ld.global.nc` (the read-only path, as in [`grid`]: the
 //! input is not written during the launch):
 //! - the *head*, the fewer than `16 / size` elements before the segment's first 16-byte
 //!   boundary, and the *tail*, those after its last whole vector, one element per rank

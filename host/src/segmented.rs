@@ -72,13 +72,18 @@
 //!
 //! The grid is at most one wave of resident blocks (multiprocessors times the kernel's
 //! occupancy, capped by [`SegmentedOptions::max_blocks`]); workers loop over segments.
+//! For a commutative operator over a type whose size divides 16 (every built-in pair),
+//! every strategy reads the 16-byte aligned vectors of each segment with one load each,
+//! and only the few elements before the first and after the last vector one by one.
+//!
 //! Not done yet: a split of single very long segments across blocks, and an
 //! element-balanced schedule for offsets whose lengths vary wildly (a power law with a
 //! few huge segments is reduced by the strategy its average length picks, so one huge
 //! segment is read by one block).
 //!
 //! # Determinism
-//! A segment's result depends only on its elements, the strategy and the operator's
+//! A segment's result depends only on its elements, its start address modulo 16 (where
+//! the 16-byte vectors begin), the strategy and the operator's
 //! [`Operator::COMMUTATIVE`] (the grid size does not matter), so for the same input and
 //! strategy float results are the same bits on every run, on the GPU and the emulator.
 //!

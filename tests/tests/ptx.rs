@@ -37,6 +37,20 @@ fn embedded_ptx_covers_sm70_sm80_sm90_with_every_kernel() {
 }
 
 #[test]
+fn segmented_reduce_kernels_read_16_byte_vectors() {
+    for &(sm, ptx) in warpsafe_host::ptx::EMBEDDED {
+        for strategy in ["thread", "tile4", "tile16", "warp", "block"] {
+            for (kernel, load) in [
+                (format!("warpsafe_segreduce_sum_f32_{strategy}"), "ld.global.nc.v4.b32"),
+                (format!("warpsafe_segreduce_max_u64_{strategy}"), "ld.global.nc.v2.b64"),
+            ] {
+                assert!(kernel_body(ptx, &kernel).contains(load), "sm_{sm} {kernel}: no {load}");
+            }
+        }
+    }
+}
+
+#[test]
 fn embedded_ptx_selection_follows_compute_capability() {
     use warpsafe_host::ptx::for_compute_capability;
     assert_eq!(for_compute_capability(6, 1), None);

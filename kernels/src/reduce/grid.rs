@@ -88,7 +88,7 @@ pub const fn tile_elements<T>(threads: u32) -> u64 {
 }
 
 /// Elements of `T` in one 16-byte vector, or 0 when `T`'s size does not divide 16.
-const fn elements_per_vector<T>() -> usize {
+pub(super) const fn elements_per_vector<T>() -> usize {
     let size = size_of::<T>();
     if size == 0 || size > VECTOR_BYTES || !VECTOR_BYTES.is_multiple_of(size) {
         0
@@ -100,7 +100,7 @@ const fn elements_per_vector<T>() -> usize {
 /// One 16-byte vector of input, aligned so that it loads with one `ld.v4.b32`.
 #[derive(Clone, Copy)]
 #[repr(C, align(16))]
-struct Vector([u8; VECTOR_BYTES]);
+pub(super) struct Vector([u8; VECTOR_BYTES]);
 
 /// Where the calling thread stands in the grid, in linear terms.
 #[derive(Clone, Copy)]
@@ -143,7 +143,7 @@ impl Share {
 /// # Safety
 /// As for [`arch::load_global_nc_16`].
 #[inline(always)]
-unsafe fn load_vector<T>(ptr: *const Vector) -> Vector {
+pub(super) unsafe fn load_vector<T>(ptr: *const Vector) -> Vector {
     if size_of::<T>() == 8 {
         // SAFETY: forwarded from the caller.
         Vector(bytemuck::cast(unsafe { arch::load_global_nc_16_b64(ptr.cast()) }))
@@ -155,7 +155,7 @@ unsafe fn load_vector<T>(ptr: *const Vector) -> Vector {
 
 /// Combines the elements of one vector into `acc`, in index order.
 #[inline(always)]
-fn fold_vector<T: Pod, Op: Operator<T>>(acc: T, vector: &Vector, op: Op) -> T {
+pub(super) fn fold_vector<T: Pod, Op: Operator<T>>(acc: T, vector: &Vector, op: Op) -> T {
     let size = size_of::<T>();
     let mut acc = acc;
     let mut k = 0;
@@ -276,7 +276,7 @@ unsafe fn fold_in_order<T: Pod, Op: Operator<T>>(input: *const T, len: u64, shar
 /// Whether `input` can be read as 16-byte vectors of `T` by [`fold_vectors`] with
 /// operator `Op`.
 #[inline(always)]
-fn reads_vectors<T, Op: Operator<T>>(input: *const T) -> bool {
+pub(super) fn reads_vectors<T, Op: Operator<T>>(input: *const T) -> bool {
     let per_vector = elements_per_vector::<T>();
     let to_boundary = (VECTOR_BYTES - input as usize % VECTOR_BYTES) % VECTOR_BYTES;
     Op::COMMUTATIVE && per_vector > 0 && to_boundary.is_multiple_of(size_of::<T>())

@@ -29,19 +29,33 @@
 //! Workers take segments `w`, `w + workers`, `w + 2 workers`, ... (grid-stride), so any
 //! grid size covers any segment count.
 //!
-//! # Order of combination
+//! # Which rank reads what, and the order of combination
 //! Inside one segment, `r` ranks (lanes of the tile, threads of the block) share the
-//! elements. For an operator that declares [`Operator::COMMUTATIVE`], rank `k` folds
-//! elements `k, k + r, k + 2r, ...` (neighbouring ranks read neighbouring elements: the
-//! loads coalesce); otherwise rank `k` folds the `k`-th of `r` contiguous pieces. The
-//! ranks' results are then combined in rank order. Either way the order depends only on
-//! the segment's length, the strategy and the block size, never on timing or on the grid
-//! size: float results are the same bits on every run, and the same on the GPU and on
-//! the emulator for the same strategy.
+//! elements. For an operator that declares [`Operator::COMMUTATIVE`] and an element type
+//! whose size divides 16 bytes (every built-in type), the segment is read as 16-byte
+//! vectors with `ld.global.nc` (the read-only path, as in [`grid`]: the
+//! input is not written during the launch):
+//! - the *head*, the fewer than `16 / size` elements before the segment's first 16-byte
+//!   boundary, and the *tail*, those after its last whole vector, one element per rank
+//!   (rank `k` takes the `k`-th, `k + r`-th, ...);
+//! - the aligned vectors between them: rank `k` takes vectors `k, k + r, k + 2r, ...`,
+//!   two loads in flight per step, so neighbouring ranks read neighbouring vectors (a
+//!   4-lane tile of `f32` covers 64 contiguous bytes per step; a thread per segment of 4
+//!   aligned `f32` does one 16-byte load).
+//!
+//! Another commutative operator folds elements `k, k + r, k + 2r, ...` in rank `k`
+//! (loads still coalesce); a non-commutative one folds the `k`-th of `r` contiguous
+//! pieces in index order. The ranks' results are then combined in rank order. The order
+//! depends only on the segment's length, its start address modulo 16 (buffers are
+//! 256-byte aligned on both backends), the strategy and the block size, never on timing
+//! or on the grid size: float results are the same bits on every run, and the same on
+//! the GPU and on the emulator for the same strategy.
+
+use core::mem::size_of;
 
 use bytemuck::Pod;
 
-use super::block;
+use super::{block, grid};
 use crate::atomic::{DeviceAtomicU64, Relaxed};
 use crate::group::{Group, Tile, Warp};
 use crate::op::Operator;
@@ -156,6 +170,11 @@ impl<T: Pod> Segments<T> {
     /// `begin <= end <= len`: a range that [`Segments::bounds`] returned.
     #[inline(always)]
     unsafe fn fold<Op: Operator<T>>(&self, begin: u64, end: u64, rank: u64, ranks: u64, op: Op) -> T {
+        if grid::reads_vectors::<T, Op>(self.input) {
+            // SAFETY: forwarded from the caller; the operator commutes and the element
+            // size divides 16 (just checked).
+            return unsafe { self.fold_vectors(begin, end, rank, ranks, op) };
+        }
         let mut acc = op.identity();
         let (mut i, stop, step) = if Op::COMMUTATIVE {
             (begin + rank, end, ranks)
@@ -171,6 +190,65 @@ impl<T: Pod> Segments<T> {
             i += step;
         }
         acc
+    }
+}
+
+impl<T: Pod> Segments<T> {
+    /// Rank `rank` of `ranks`' fold of `input[begin..end]` read as 16-byte vectors (see
+    /// the module docs): the head before the segment's first 16-byte boundary and the
+    /// tail after its last whole vector one element per rank, the vectors between them
+    /// `rank, rank + ranks, ...`, two loads in flight per rank.
+    ///
+    /// # Safety
+    /// As for [`Segments::fold`]; `Op` commutes, `T`'s size divides 16 and the input's
+    /// distance to the next 16-byte boundary is a multiple of it
+    /// ([`grid::reads_vectors`]).
+    #[inline(always)]
+    unsafe fn fold_vectors<Op: Operator<T>>(&self, begin: u64, end: u64, rank: u64, ranks: u64, op: Op) -> T {
+        let size = size_of::<T>() as u64;
+        let per_vector = grid::elements_per_vector::<T>() as u64;
+        let bytes = grid::VECTOR_BYTES as u64;
+        let start = self.input as u64 + begin * size;
+        let head = ((bytes - start % bytes) % bytes / size).min(end - begin);
+        let first = begin + head;
+        let vectors = (end - first) / per_vector;
+        let tail = first + vectors * per_vector;
+        let mut acc = op.identity();
+        let mut i = begin + rank;
+        while i < first {
+            // SAFETY: begin <= i < first <= end <= len (caller).
+            acc = op.combine(acc, unsafe { self.input.add(i as usize).read() });
+            i += ranks;
+        }
+        let mut i = tail + rank;
+        while i < end {
+            // SAFETY: tail <= i < end <= len (caller).
+            acc = op.combine(acc, unsafe { self.input.add(i as usize).read() });
+            i += ranks;
+        }
+        // SAFETY: first <= end <= len, so the pointer stays inside (or one past) the
+        // input; it is 16-byte aligned by the choice of the head.
+        let base = unsafe { self.input.add(first as usize) }.cast::<grid::Vector>();
+        let mut other = op.identity();
+        let mut v = rank;
+        while v + ranks < vectors {
+            // SAFETY: v < v + ranks < vectors: both vectors lie inside the segment, in
+            // global memory that nothing writes during the launch (`new`'s contract).
+            let (a, b) = unsafe {
+                (
+                    grid::load_vector::<T>(base.add(v as usize)),
+                    grid::load_vector::<T>(base.add((v + ranks) as usize)),
+                )
+            };
+            acc = grid::fold_vector(acc, &a, op);
+            other = grid::fold_vector(other, &b, op);
+            v += 2 * ranks;
+        }
+        if v < vectors {
+            // SAFETY: v < vectors, as above.
+            acc = grid::fold_vector(acc, &unsafe { grid::load_vector::<T>(base.add(v as usize)) }, op);
+        }
+        op.combine(acc, other)
     }
 }
 

@@ -138,28 +138,27 @@ impl<T: Pod> Stage<T> {
         }
     }
 
-    /// Reads element `e` of the warp's staged segment (`0 <= e < 32 * ITEMS`), wherever
-    /// [`load`] put it: in a *striped* pass (lane `l` reading elements `l`, `l + 32`, ...)
-    /// the 32 lanes of each step read 32 consecutive elements, which sit in two (four for
-    /// 8-byte types) neighbouring runs: consecutive banks, no conflict.
+    /// Writes element slot `index` of the warp's staging, as plain scratch (no rotation):
+    /// for compacting a segment.
     ///
     /// # Safety
-    /// `e < 32 * ITEMS`; read after a `bar.warp.sync` that follows [`load`], before any
-    /// lane rewrites the staging.
+    /// `index < 32 * ITEMS` of the stage; no other lane accesses the slot until a
+    /// `bar.warp.sync` after this.
     #[inline(always)]
-    pub unsafe fn read_element<const ITEMS: usize>(&self, e: usize) -> T {
-        let vectors = vectors_per_run::<T, ITEMS>();
-        let slot = if vectors > 0 {
-            let per_vector = VECTOR_BYTES / size_of::<T>();
-            let within = e % ITEMS;
-            vector_slot(vectors, (e / ITEMS) as u32, within / per_vector) * per_vector + within % per_vector
-        } else {
-            // The element path of `load` puts element `e` at slot `e`.
-            e
-        };
-        // SAFETY: `slot` is a slot of the segment (the caller's `e` is in it); ordered
-        // after the writes by the caller's warp barrier.
-        unsafe { self.elements.read_unchecked(slot) }
+    pub unsafe fn write_slot(&self, index: usize, value: T) {
+        // SAFETY: the caller's contract.
+        unsafe { self.elements.write_unchecked(index, value) }
+    }
+
+    /// Reads element slot `index` of the warp's staging, as [`Stage::write_slot`] wrote it.
+    ///
+    /// # Safety
+    /// `index < 32 * ITEMS` of the stage, written before a `bar.warp.sync` that precedes
+    /// this.
+    #[inline(always)]
+    pub unsafe fn read_slot(&self, index: usize) -> T {
+        // SAFETY: the caller's contract.
+        unsafe { self.elements.read_unchecked(index) }
     }
 
     /// Passes the calling lane's run, in order, to `visit`, one 16-byte vector at a time
@@ -368,4 +367,48 @@ pub unsafe fn store<T: Pod, const ITEMS: usize>(data: *mut T, first: u64, len: u
             }
         }
     }
+}
+
+/// The calling thread's `ITEMS` elements `first .. first + ITEMS` of `data[..len]` read
+/// straight from global memory (no staging), those at or past `len` being `fill`: for
+/// small side inputs such as flags, whose runs are a few 16-byte vectors at most.
+///
+/// # Safety
+/// `data` is valid for reads of `len` elements, aligned for `T`, and not written by
+/// another thread during the call.
+#[inline(always)]
+pub unsafe fn load_run<T: Pod, const ITEMS: usize>(
+    data: *const T,
+    first: u64,
+    len: u64,
+    fill: T,
+) -> [T; ITEMS] {
+    let mut items = [fill; ITEMS];
+    let size = size_of::<T>();
+    let run_bytes = ITEMS * size;
+    if first + ITEMS as u64 <= len
+        && run_bytes.is_multiple_of(VECTOR_BYTES)
+        && VECTOR_BYTES.is_multiple_of(size)
+        && (data as usize).is_multiple_of(VECTOR_BYTES)
+    {
+        let per_vector = VECTOR_BYTES / size;
+        for v in 0..run_bytes / VECTOR_BYTES {
+            // SAFETY: first + ITEMS <= len, and the run is whole aligned vectors (the base
+            // is aligned and every run is a multiple of 16 bytes).
+            let vector =
+                Vector(unsafe { arch::load_global_16(data.add(first as usize + v * per_vector).cast()) });
+            for (i, item) in items[v * per_vector..(v + 1) * per_vector].iter_mut().enumerate() {
+                *item = vector.element(i);
+            }
+        }
+    } else {
+        for (i, item) in items.iter_mut().enumerate() {
+            let index = first + i as u64;
+            if index < len {
+                // SAFETY: index < len.
+                *item = unsafe { data.add(index as usize).read() };
+            }
+        }
+    }
+    items
 }

@@ -191,9 +191,7 @@ impl<T: Pod> Segments<T> {
         }
         acc
     }
-}
 
-impl<T: Pod> Segments<T> {
     /// Rank `rank` of `ranks`' fold of `input[begin..end]` read as 16-byte vectors (see
     /// the module docs): the head before the segment's first 16-byte boundary and the
     /// tail after its last whole vector one element per rank, the vectors between them

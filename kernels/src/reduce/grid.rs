@@ -97,6 +97,15 @@ pub(super) const fn elements_per_vector<T>() -> usize {
     }
 }
 
+/// Elements of `T` from `address` to the next 16-byte boundary (0 when it is one), at most
+/// `len`: the head that a vector fold reads one element at a time before its first
+/// aligned vector.
+#[inline(always)]
+pub(super) fn head_elements<T>(address: u64, len: u64) -> u64 {
+    let bytes = VECTOR_BYTES as u64;
+    ((bytes - address % bytes) % bytes / size_of::<T>() as u64).min(len)
+}
+
 /// One 16-byte vector of input, aligned so that it loads with one `ld.v4.b32`.
 #[derive(Clone, Copy)]
 #[repr(C, align(16))]
@@ -179,10 +188,8 @@ pub(super) fn fold_vector<T: Pod, Op: Operator<T>>(acc: T, vector: &Vector, op: 
 /// cache).
 #[inline(always)]
 unsafe fn fold_vectors<T: Pod, Op: Operator<T>>(input: *const T, len: u64, share: Share, op: Op) -> T {
-    let size = size_of::<T>() as u64;
     let per_vector = elements_per_vector::<T>() as u64;
-    let misalignment = input as u64 % VECTOR_BYTES as u64;
-    let head = ((VECTOR_BYTES as u64 - misalignment) % VECTOR_BYTES as u64 / size).min(len);
+    let head = head_elements::<T>(input as u64, len);
     let vectors = (len - head) / per_vector;
     let tail_start = head + vectors * per_vector;
     let global = share.block * share.threads + share.thread;

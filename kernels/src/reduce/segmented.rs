@@ -203,12 +203,9 @@ impl<T: Pod> Segments<T> {
     /// ([`grid::reads_vectors`]).
     #[inline(always)]
     unsafe fn fold_vectors<Op: Operator<T>>(&self, begin: u64, end: u64, rank: u64, ranks: u64, op: Op) -> T {
-        let size = size_of::<T>() as u64;
         let per_vector = grid::elements_per_vector::<T>() as u64;
-        let bytes = grid::VECTOR_BYTES as u64;
-        let start = self.input as u64 + begin * size;
-        let head = ((bytes - start % bytes) % bytes / size).min(end - begin);
-        let first = begin + head;
+        let start = self.input as u64 + begin * size_of::<T>() as u64;
+        let first = begin + grid::head_elements::<T>(start, end - begin);
         let vectors = (end - first) / per_vector;
         let tail = first + vectors * per_vector;
         let mut acc = op.identity();

@@ -66,7 +66,9 @@
 //!
 //! # What each call does
 //! One launch of the kernel of `warpsafe::histogram` (see there): a persistent grid of at
-//! most `blocks_per_multiprocessor` blocks per multiprocessor, fewer for small inputs (each
+//! most `blocks_per_multiprocessor` blocks per multiprocessor and never more than are
+//! resident at once (the kernel's registers allow 2 blocks of 256 threads on sm_90: a
+//! second wave would double the time), fewer for small inputs (each
 //! thread gets at least one round of 16-byte loads); per block, private copies of the
 //! bins in shared memory (one per lane, fewer when the block's share of the input is
 //! small, so that clearing and merging them costs less than the samples), merged into
@@ -194,6 +196,10 @@ pub struct Histogram<S: Sample, const CHANNELS: usize = 1, const ACTIVE: usize =
     scratch: DeviceBuffer<u32>,
     /// The last-block ticket, 0 between launches.
     ticket: DeviceBuffer<u32>,
+    /// Blocks of `options.block_threads` threads that can be resident on one
+    /// multiprocessor with the most shared memory a plan gives them (the kernel's
+    /// registers usually decide): the persistent grid is never larger than one wave.
+    resident_per_multiprocessor: u32,
     /// Set when a launch failed (scratch and ticket may hold a partial launch's state):
     /// they are zeroed before the next launch.
     dirty: bool,
@@ -308,19 +314,44 @@ impl<S: HistogramSample<CHANNELS, ACTIVE>, const CHANNELS: usize, const ACTIVE: 
         let kernel = S::kernel();
         let entry = if range { kernel.range } else { kernel.even };
         let function = device.load(&kernel.program)?.untyped_kernel(entry)?;
-        Ok(Histogram {
+        let mut histogram = Histogram {
             device: device.clone(),
             function,
             params,
             range,
             _levels: levels,
             options: HistogramOptions::default(),
+            resident_per_multiprocessor: 1,
             scratch: device.alloc_zeroed(params.bins as usize * ACTIVE)?,
             ticket: device.alloc_zeroed(1)?,
             dirty: false,
             stream: device.stream()?,
             sample: PhantomData,
-        })
+        };
+        histogram.resident_per_multiprocessor = histogram.resident_blocks()?;
+        Ok(histogram)
+    }
+
+    /// [`Histogram::resident_per_multiprocessor`] under the current options.
+    fn resident_blocks(&self) -> Result<u32, Error> {
+        let shared = kernel_histogram::shared_bytes(self.counts_len() as u64, self.fitting_copies()) as u32;
+        let resident = self.device.max_active_blocks_per_multiprocessor(
+            &self.function,
+            self.options.block_threads,
+            shared,
+        )?;
+        Ok(resident.max(1))
+    }
+
+    /// The most private copies 48 KiB of shared memory hold: 0 (global atomics) when not
+    /// even one fits.
+    fn fitting_copies(&self) -> u32 {
+        let slots = self.counts_len() as u64;
+        let mut fitting = kernel_histogram::MAX_COPIES;
+        while fitting > 0 && kernel_histogram::shared_bytes(slots, fitting) > SHARED_WITHOUT_OPT_IN {
+            fitting /= 2;
+        }
+        fitting
     }
 
     /// The same histogram with `options`.
@@ -345,6 +376,7 @@ impl<S: HistogramSample<CHANNELS, ACTIVE>, const CHANNELS: usize, const ACTIVE: 
             }
         }
         self.options = options;
+        self.resident_per_multiprocessor = self.resident_blocks()?;
         Ok(self)
     }
 
@@ -362,14 +394,12 @@ impl<S: HistogramSample<CHANNELS, ACTIVE>, const CHANNELS: usize, const ACTIVE: 
     pub fn plan(&self, samples: usize) -> HistogramPlan {
         let slots = self.counts_len() as u64;
         let threads = self.options.block_threads as u64;
-        // The most copies 48 KiB hold: 0 (global atomics) when not even one fits.
-        let mut fitting = kernel_histogram::MAX_COPIES;
-        while fitting > 0 && kernel_histogram::shared_bytes(slots, fitting) > SHARED_WITHOUT_OPT_IN {
-            fitting /= 2;
-        }
+        let fitting = self.fitting_copies();
         let vectors = (samples as u64 / kernel_histogram::samples_per_vector::<S>() as u64).max(1);
-        let most_blocks =
-            self.device.multiprocessor_count() as u64 * self.options.blocks_per_multiprocessor as u64;
+        // One wave: blocks past the resident ones would wait for a first block to end, and
+        // the input would take twice as long as one wave of equal shares.
+        let per_multiprocessor = self.options.blocks_per_multiprocessor.min(self.resident_per_multiprocessor);
+        let most_blocks = self.device.multiprocessor_count() as u64 * per_multiprocessor as u64;
         let blocks =
             vectors.div_ceil(threads * kernel_histogram::VECTORS_PER_THREAD as u64).clamp(1, most_blocks);
         let copies = match self.options.copies {

@@ -68,7 +68,7 @@ use core::mem::size_of;
 use bytemuck::{Pod, Zeroable};
 
 use crate::arch::{self, WARP_SIZE};
-use crate::atomic::{BlockAtomicU32, DeviceAtomicU32, Relaxed};
+use crate::atomic::{DeviceAtomicU32, Relaxed};
 use crate::barrier;
 use crate::fence;
 use crate::shared;
@@ -105,6 +105,10 @@ pub const DIVIDE_IDENTITY: u32 = 0;
 pub const DIVIDE_MAGIC: u32 = 1;
 /// Integer even bins: a 64-bit division (any width and bin count).
 pub const DIVIDE_WIDE: u32 = 2;
+/// Integer even bins: one bin per value of the sample type, over exactly its values (256
+/// bins over `[0, 256)` for `u8`): no sample needs the range check, and the bin is the
+/// sample minus the type's smallest value, a constant (nothing at all for unsigned types).
+pub const DIVIDE_EVERY_VALUE: u32 = 3;
 
 /// How samples map to bins: a kernel parameter, made on the host by [`Sample::even`] or
 /// [`BinParams::range`].
@@ -125,7 +129,8 @@ pub struct BinParams {
     pub levels: u64,
     /// The number of bins per channel (at least 1).
     pub bins: u32,
-    /// Even integer bins: [`DIVIDE_IDENTITY`], [`DIVIDE_MAGIC`] or [`DIVIDE_WIDE`].
+    /// Even integer bins: [`DIVIDE_EVERY_VALUE`], [`DIVIDE_IDENTITY`], [`DIVIDE_MAGIC`] or
+    /// [`DIVIDE_WIDE`].
     pub division: u32,
     /// Even integer bins: the smallest sample value in the range, `max(lower, S::MIN)`,
     /// as the sample's 32 bits (`s as u32`).
@@ -180,7 +185,10 @@ impl BinParams {
         } else {
             (smallest as u32, (largest - smallest) as u32, (smallest - lower) as u32)
         };
-        let (division, magic) = if width == bins as u64 {
+        let every_value = lower == min && upper - 1 == max;
+        let (division, magic) = if width == bins as u64 && every_value {
+            (DIVIDE_EVERY_VALUE, 0)
+        } else if width == bins as u64 {
             (DIVIDE_IDENTITY, 0)
         } else if width * bins as u64 <= 1 << 32 {
             let magic = if width == 1 { u64::MAX } else { u64::MAX / width + 1 };
@@ -229,6 +237,11 @@ pub trait Sample: Pod + sealed::Sealed {
     type Level: Pod + PartialOrd + core::fmt::Debug;
     /// The sample as a level, for comparisons with levels.
     fn level(self) -> Self::Level;
+    /// Sample `k` (`k < 4 / size`) of a little-endian 32-bit word of samples. Counting
+    /// unpacks each loaded vector with these shifts, word by word, with `k` a constant of
+    /// an unrolled loop: indexing the vector's bytes at run time instead puts the vector
+    /// in local memory and costs a local load per sample (seen in the PTX).
+    fn unpack(word: u32, k: usize) -> Self;
     /// The even bins' parameters over `[lower, upper)`, or `None` when they cannot be
     /// counted: `lower < upper` fails (NaN included), an integer width over 2^32, or an
     /// `f32` width or scale that is not finite and positive. `bins >= 1` is the caller's.
@@ -250,6 +263,10 @@ macro_rules! integer_samples {
             fn level(self) -> i64 {
                 self as i64
             }
+            #[inline(always)]
+            fn unpack(word: u32, k: usize) -> $t {
+                (word >> (k * 8 * size_of::<$t>())) as $t
+            }
             fn even(lower: i64, upper: i64, bins: u32) -> Option<BinParams> {
                 even_integer_ok(lower, upper)
                     .then(|| BinParams::even_integer(lower, upper, bins, <$t>::MIN as i64, <$t>::MAX as i64))
@@ -258,6 +275,11 @@ macro_rules! integer_samples {
             fn even_bin<const DIVISION: u32>(self, params: &BinParams) -> Option<u32> {
                 // 32-bit arithmetic (see `BinParams::even_integer`): below the range the
                 // difference wraps past `span`, so one compare checks both bounds.
+                if DIVISION == DIVIDE_EVERY_VALUE {
+                    // lower is the type's smallest value and bins = width = its count of
+                    // values (`BinParams::even_integer`).
+                    return Some((self as u32).wrapping_sub(<$t>::MIN as u32));
+                }
                 let from_first = (self as u32).wrapping_sub(params.first);
                 if from_first > params.span {
                     return None;
@@ -283,6 +305,10 @@ impl Sample for f32 {
     #[inline(always)]
     fn level(self) -> f32 {
         self
+    }
+    #[inline(always)]
+    fn unpack(word: u32, _k: usize) -> f32 {
+        f32::from_bits(word)
     }
     fn even(lower: f32, upper: f32, bins: u32) -> Option<BinParams> {
         let width = upper - lower;
@@ -370,23 +396,33 @@ trait Counter: Copy {
     unsafe fn count(self, slot: u32);
 }
 
-/// The block's private copies in the dynamic shared memory window (module docs).
+/// `SharedCopies`' copy count when it is not a compile-time constant.
+const RUN_TIME_COPIES: u32 = u32::MAX;
+
+/// The block's private copies in the dynamic shared memory window (module docs), `2^LOG2`
+/// of them, or `2^log2_copies` when `LOG2` is [`RUN_TIME_COPIES`]. With a constant count
+/// a sample's counter address is one shift-and-add (a single `LEA` on sm_90) from the
+/// lane's own copy.
 #[derive(Clone, Copy)]
-struct SharedCopies {
-    base: *mut u32,
+struct SharedCopies<const LOG2: u32> {
+    /// Word 0 of the calling lane's copy: the window's word `lane % copies`.
+    lane_copy: *mut u32,
     log2_copies: u32,
-    /// The calling lane's copy: `lane % copies`.
-    copy: u32,
 }
 
-impl Counter for SharedCopies {
+impl<const LOG2: u32> Counter for SharedCopies<LOG2> {
     #[inline(always)]
     unsafe fn count(self, slot: u32) {
-        let word = (slot << self.log2_copies) | self.copy;
-        // SAFETY: slot < ACTIVE * bins (caller) and copy < copies, so word < ACTIVE * bins
-        // * copies, the words of the window (the kernel's contract): shared memory of this
+        let log2 = if LOG2 == RUN_TIME_COPIES { self.log2_copies } else { LOG2 };
+        // The byte offset in 32 bits (the window is at most 48 KiB), added to the lane's
+        // copy as a shared-window address: 64-bit pointer arithmetic here cost a wide
+        // multiply and a move per sample on sm_90.
+        let bytes = (slot << log2) * size_of::<u32>() as u32;
+        // SAFETY: slot < ACTIVE * bins (caller) and the lane's copy is below the copy count,
+        // so the word `(slot << log2) + copy` lies below ACTIVE * bins * copies, the words
+        // of the window (the kernel's contract): 4-byte aligned shared memory of this
         // block, accessed only atomically between the barriers around the counting.
-        unsafe { BlockAtomicU32::from_ptr(self.base.add(word as usize)).add_shared(1) };
+        unsafe { arch::red_shared_add_u32_at(self.lane_copy, bytes, 1) };
     }
 }
 
@@ -439,12 +475,19 @@ impl<S: Sample, B: Binning<S>, C: Counter> Input<S, B, C> {
         let per_vector = samples_per_vector::<S>();
         // A compile-time 0 when a vector holds whole pixels (1, 2 or 4 channels).
         let base = if per_vector.is_multiple_of(CHANNELS) { 0 } else { (first % CHANNELS as u64) as usize };
-        let bytes = bytemuck::bytes_of(vector);
-        let size = size_of::<S>();
-        for k in 0..per_vector {
-            let sample: S = bytemuck::pod_read_unaligned(&bytes[k * size..(k + 1) * size]);
-            self.count::<ACTIVE>(sample, (base + k) % CHANNELS);
-        }
+        let per_word = size_of::<u32>() / size_of::<S>();
+        let count_word = |w: usize| {
+            for j in 0..per_word {
+                let k = w * per_word + j;
+                self.count::<ACTIVE>(S::unpack(vector.0[w], j), (base + k) % CHANNELS);
+            }
+        };
+        // Word by word with constant indices (a loop over the words was not unrolled, and
+        // the vector went to local memory).
+        count_word(0);
+        count_word(1);
+        count_word(2);
+        count_word(3);
     }
 
     /// Counts the calling thread's share of the input (module docs).
@@ -462,18 +505,20 @@ impl<S: Sample, B: Binning<S>, C: Counter> Input<S, B, C> {
         let tile = threads * VECTORS_PER_THREAD as u64;
         let step = blocks * tile;
         let mut first = block * tile;
+        const { assert!(VECTORS_PER_THREAD == 4, "the loads below are written out for 4") };
         while first + tile <= vectors {
-            let mut loaded = [Vector([0; 4]); VECTORS_PER_THREAD];
-            for (u, slot) in loaded.iter_mut().enumerate() {
-                let index = first + u as u64 * threads + rank;
-                // SAFETY: index < first + tile <= vectors: a whole 16-byte aligned vector of
-                // the input (contract), read-only during the launch.
-                *slot = Vector(unsafe { arch::load_global_nc_16(base.add(index as usize).cast()) });
-            }
-            for (u, vector) in loaded.iter().enumerate() {
-                let index = first + u as u64 * threads + rank;
-                self.count_vector::<CHANNELS, ACTIVE>(vector, index * per_vector);
-            }
+            let index = |u: u64| first + u * threads + rank;
+            // SAFETY: index(u) < first + tile <= vectors: a whole 16-byte aligned vector of
+            // the input (contract), read-only during the launch.
+            let load =
+                |u: u64| Vector(unsafe { arch::load_global_nc_16(base.add(index(u) as usize).cast()) });
+            // All four loads before the first count, with constant indices: as an array
+            // indexed in a loop they were kept in local memory.
+            let (v0, v1, v2, v3) = (load(0), load(1), load(2), load(3));
+            self.count_vector::<CHANNELS, ACTIVE>(&v0, index(0) * per_vector);
+            self.count_vector::<CHANNELS, ACTIVE>(&v1, index(1) * per_vector);
+            self.count_vector::<CHANNELS, ACTIVE>(&v2, index(2) * per_vector);
+            self.count_vector::<CHANNELS, ACTIVE>(&v3, index(3) * per_vector);
             first += step;
         }
         if first < vectors {
@@ -555,21 +600,30 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize> BinningVisitor<S>
             }
             // SAFETY: every thread of the block reaches this barrier once.
             unsafe { barrier::sync() };
-            let copies = SharedCopies {
-                base: window.as_mut_ptr(),
-                log2_copies: self.copies.trailing_zeros(),
-                copy: thread::lane_id() & (self.copies - 1),
-            };
-            // SAFETY: forwarded from the launch contract (the window holds `words` words,
-            // checked by the clearing loop's bound checks for its last word).
-            unsafe { self.input(binning, copies).count_share::<CHANNELS, ACTIVE>() };
+            let log2_copies = self.copies.trailing_zeros();
+            // SAFETY: lane % copies < copies <= words: inside the window (the clearing
+            // loop's bound checks cover its last word).
+            let lane_copy =
+                unsafe { window.as_mut_ptr().add((thread::lane_id() & (self.copies - 1)) as usize) };
+            // The most copies, which large inputs get, with a constant count.
+            if self.copies == MAX_COPIES {
+                const LOG2_MAX: u32 = MAX_COPIES.trailing_zeros();
+                let copies = SharedCopies::<LOG2_MAX> { lane_copy, log2_copies };
+                // SAFETY: forwarded from the launch contract (the window holds `words`
+                // words, `copies` of them per slot).
+                unsafe { self.input(binning, copies).count_share::<CHANNELS, ACTIVE>() };
+            } else {
+                let copies = SharedCopies::<RUN_TIME_COPIES> { lane_copy, log2_copies };
+                // SAFETY: as above.
+                unsafe { self.input(binning, copies).count_share::<CHANNELS, ACTIVE>() };
+            }
             // SAFETY: every thread of the block reaches this barrier once.
             unsafe { barrier::sync() };
             let mut slot = rank;
             while slot < slots {
                 let mut sum = 0u32;
                 for k in 0..self.copies {
-                    let word = (slot << copies.log2_copies) | ((k + slot) & (self.copies - 1));
+                    let word = (slot << log2_copies) | ((k + slot) & (self.copies - 1));
                     // SAFETY: a word of the window (bounds-checked); its atomic updates
                     // are ordered before this read by the barrier above, and nothing
                     // writes it again in this block.
@@ -667,6 +721,9 @@ pub unsafe fn histogram<S: Sample, const CHANNELS: usize, const ACTIVE: usize>(
             launch.visit(Even::<S, 0> { params, sample: PhantomData });
         } else {
             match params.division {
+                DIVIDE_EVERY_VALUE => {
+                    launch.visit(Even::<S, DIVIDE_EVERY_VALUE> { params, sample: PhantomData })
+                }
                 DIVIDE_IDENTITY => launch.visit(Even::<S, DIVIDE_IDENTITY> { params, sample: PhantomData }),
                 DIVIDE_MAGIC => launch.visit(Even::<S, DIVIDE_MAGIC> { params, sample: PhantomData }),
                 _ => launch.visit(Even::<S, DIVIDE_WIDE> { params, sample: PhantomData }),

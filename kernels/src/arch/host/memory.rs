@@ -370,6 +370,17 @@ pub unsafe fn red_shared_add_u32(ptr: *mut u32, value: u32) {
     unsafe { red_add_u32(Scope::Cta, StoreSem::Relaxed, ptr, value) }
 }
 
+/// [`red_shared_add_u32`] at `byte_offset` bytes past `base`.
+///
+/// # Safety
+/// `base + byte_offset` is as [`red_shared_add_u32`] requires of its `ptr`.
+#[inline]
+#[track_caller]
+pub unsafe fn red_shared_add_u32_at(base: *mut u32, byte_offset: u32, value: u32) {
+    // SAFETY: forwarded from the caller.
+    unsafe { red_shared_add_u32(base.byte_add(byte_offset as usize), value) }
+}
+
 /// `ld.global.nc.v4.b32` on the emulator: a plain 16-byte read of host memory.
 ///
 /// # Safety

@@ -462,13 +462,30 @@ pub unsafe fn load_global_nc_16_b64(ptr: *const [u64; 2]) -> [u64; 2] {
 /// every access to the location that may run concurrently is atomic.
 #[inline(always)]
 pub unsafe fn red_shared_add_u32(ptr: *mut u32, value: u32) {
-    // SAFETY: the caller's contract; reads and writes only `*ptr`.
+    // SAFETY: the caller's contract.
+    unsafe { red_shared_add_u32_at(ptr, 0, value) }
+}
+
+/// [`red_shared_add_u32`] at `byte_offset` bytes past `base`, the offset added to the
+/// 32-bit shared-window address: for a loop of atomics around one loop-invariant base
+/// (private histogram copies), each one costs the offset's arithmetic and one `ATOMS`,
+/// with no 64-bit pointer arithmetic per atomic (ptxas shares the conversion of `base`).
+///
+/// # Safety
+/// `base + byte_offset` is as [`red_shared_add_u32`] requires of its `ptr`.
+#[inline(always)]
+pub unsafe fn red_shared_add_u32_at(base: *mut u32, byte_offset: u32, value: u32) {
+    // SAFETY: the caller's contract; reads and writes only the u32 at base + byte_offset.
     unsafe {
         asm!(
-            "cvta.to.shared.u64 {shared}, {ptr};",
-            "red.relaxed.cta.shared.add.u32 [{shared}], {value};",
-            ptr = in(reg64) ptr,
+            "cvta.to.shared.u64 {shared}, {base};",
+            "cvt.u32.u64 {address}, {shared};",
+            "add.u32 {address}, {address}, {offset};",
+            "red.relaxed.cta.shared.add.u32 [{address}], {value};",
+            base = in(reg64) base,
             shared = out(reg64) _,
+            address = out(reg32) _,
+            offset = in(reg32) byte_offset,
             value = in(reg32) value,
             options(nostack),
         );

@@ -304,7 +304,7 @@ impl<T: Pod> Segments<T> {
     #[inline(always)]
     unsafe fn reduce_fixed_rows<Op: Operator<T>>(&self, out: *mut T, op: Op) -> u64 {
         let bytes = grid::VECTOR_BYTES as u64;
-        let aligned = self.input as u64 % bytes == 0 && out as u64 % bytes == 0;
+        let aligned = (self.input as u64).is_multiple_of(bytes) && (out as u64).is_multiple_of(bytes);
         if !(self.offsets.is_null() && Op::COMMUTATIVE && aligned && reads_fixed_rows::<T>(self.segment_len))
         {
             return 0;

@@ -45,8 +45,12 @@ fn dry_run_on_the_emulator_checks_every_output() {
     }
     assert_eq!(points, 2 + 6 + 6);
     assert_eq!(results.rows.len(), points * 3, "two strategies and the ceiling; no CUB");
-    let detail = &results.find("auto", Pattern::Fixed(1), 16384).unwrap().detail;
-    assert_eq!(detail, "strategy thread", "auto picks by the average length");
+    for len in [1, 8] {
+        let detail = &results.find("auto", Pattern::Fixed(len), 16384).unwrap().detail;
+        assert_eq!(detail, "strategy thread", "auto reads f32 of length {len} in warp rows");
+    }
+    let detail = &results.find("auto", Pattern::Fixed(32), 16384).unwrap().detail;
+    assert_eq!(detail, "strategy tile4", "auto picks by the average length");
     let svg = std::fs::read_to_string(out.join("segmented.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains(">\npower-law\n</text>"), "the plot with its legend");
     let text = std::fs::read_to_string(out.join("segmented.txt")).unwrap();

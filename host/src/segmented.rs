@@ -32,13 +32,17 @@
 //! pub struct SegmentedKernels { pub program: Program, pub thread: &'static Kernel, pub tile4: &'static Kernel,
 //!                               pub tile16: &'static Kernel, pub warp: &'static Kernel, pub block: &'static Kernel }
 //! pub trait SegmentedReduction<T: Pod>: Operator<T> + Default { fn kernels() -> SegmentedKernels; }
-//! impl SegmentStrategy { pub fn for_average(len: u64, segments: u64) -> SegmentStrategy; }
+//! impl SegmentStrategy {
+//!     pub fn for_average(len: u64, segments: u64) -> SegmentStrategy;
+//!     pub fn for_fixed<T, O: Operator<T>>(len: u64, segment_len: u64) -> SegmentStrategy;
+//! }
 //! impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
 //!     pub fn new(device: &Device) -> Result<Self, Error>;
 //!     pub fn with_options(device: &Device, options: SegmentedOptions) -> Result<Self, Error>;
 //!     pub fn options(&self) -> SegmentedOptions;
 //!     pub fn set_strategy(&mut self, strategy: SegmentStrategy);
-//!     pub fn strategy_for(&self, len: u64, segments: u64) -> SegmentStrategy;   // never Auto
+//!     pub fn strategy_for(&self, len: u64, segments: u64) -> SegmentStrategy;   // offsets; never Auto
+//!     pub fn strategy_for_fixed(&self, len: u64, segment_len: u64) -> SegmentStrategy; // never Auto
 //!     pub fn reduce_fixed(&mut self, input: &DeviceBuffer<T>, segment_len: u64, output: &mut DeviceBuffer<T>) -> Result<(), Error>;
 //!     pub fn reduce_offsets(&mut self, input: &DeviceBuffer<T>, offsets: &DeviceBuffer<u64>, output: &mut DeviceBuffer<T>) -> Result<(), Error>;
 //!     pub unsafe fn reduce_fixed_on(&mut self, stream: &Stream, input: &DeviceBuffer<T>, segment_len: u64, output: &DeviceBuffer<T>) -> Result<(), Error>;
@@ -59,8 +63,12 @@
 //!
 //! # Strategies
 //! The kernels of `warpsafe::reduce::segmented` (whose docs give the order of
-//! combination); [`SegmentStrategy::Auto`] picks by the average segment length
-//! `len / segments`, computed on the host (no look at the offsets):
+//! combination). For the fixed form with a commutative operator and segments of 4, 8,
+//! 16, 32 or 64 bytes (`f32` of length 1, 2, 4, 8, 16; `f64` of length 1, 2, 4, 8:
+//! `warpsafe::reduce::segmented::reads_fixed_rows`), [`SegmentStrategy::Auto`] picks
+//! [`SegmentStrategy::Thread`], whose kernel reads such segments in warp rows of 16-byte
+//! vectors ([`SegmentStrategy::for_fixed`]). Otherwise it picks by the average segment
+//! length `len / segments`, computed on the host (no look at the offsets):
 //!
 //! | average length | strategy | who reduces a segment |
 //! | --- | --- | --- |
@@ -74,7 +82,12 @@
 //! occupancy, capped by [`SegmentedOptions::max_blocks`]); workers loop over segments.
 //! For a commutative operator over a type whose size divides 16 (every built-in pair),
 //! every strategy reads the 16-byte aligned vectors of each segment with one load each,
-//! and only the few elements before the first and after the last vector one by one.
+//! 4 loads in flight per thread, and only the few elements before the first and after
+//! the last vector one by one. The fixed form's warp rows: each warp reads 2 KiB rows of
+//! the input, each lane 4 vectors of 16 bytes; a lane folds the 1, 2 or 4 segments
+//! inside each vector and writes their results together (one 16-byte store for `f32` or
+//! a 64-bit type of length 1), or 2 or 4 lanes combine a segment of 32 or 64 bytes with
+//! a shuffle; the segments after the last whole row are reduced one per thread as usual.
 //!
 //! Not done yet: a split of single very long segments across blocks, and an
 //! element-balanced schedule for offsets whose lengths vary wildly (a power law with a
@@ -83,7 +96,8 @@
 //!
 //! # Determinism
 //! A segment's result depends only on its elements, its start address modulo 16 (where
-//! the 16-byte vectors begin), the strategy and the operator's
+//! the 16-byte vectors begin), for the fixed form whether it lies in a whole warp row of
+//! 2 KiB (fixed by the length), the strategy and the operator's
 //! [`Operator::COMMUTATIVE`] (the grid size does not matter), so for the same input and
 //! strategy float results are the same bits on every run, on the GPU and the emulator.
 //!
@@ -117,7 +131,8 @@ use crate::{
 /// Who reduces one segment (see the module docs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum SegmentStrategy {
-    /// Chosen from the average segment length ([`SegmentStrategy::for_average`]).
+    /// Chosen from the segment length ([`SegmentStrategy::for_fixed`],
+    /// [`SegmentStrategy::for_average`]).
     #[default]
     Auto,
     /// One thread per segment.
@@ -151,6 +166,20 @@ impl SegmentStrategy {
             49..=256 => SegmentStrategy::Tile16,
             257..=2048 => SegmentStrategy::Warp,
             _ => SegmentStrategy::Block,
+        }
+    }
+
+    /// The strategy [`SegmentStrategy::Auto`] picks for the fixed form with segments of
+    /// `segment_len` elements of `T` over `len` elements, with operator `O` (module docs):
+    /// the thread strategy when its kernel reads them in warp rows of 16-byte vectors
+    /// (`O` commutes and a segment has 4, 8, 16, 32 or 64 bytes:
+    /// `warpsafe::reduce::segmented::reads_fixed_rows`), else
+    /// [`SegmentStrategy::for_average`].
+    pub fn for_fixed<T, O: Operator<T>>(len: u64, segment_len: u64) -> SegmentStrategy {
+        if O::COMMUTATIVE && kernel::reads_fixed_rows::<T>(segment_len) {
+            SegmentStrategy::Thread
+        } else {
+            SegmentStrategy::for_average(len, len.div_ceil(segment_len.max(1)))
         }
     }
 
@@ -339,11 +368,20 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         self.options.strategy = strategy;
     }
 
-    /// The strategy a call over `len` elements in `segments` segments uses: the
+    /// The strategy an offsets call over `len` elements in `segments` segments uses: the
     /// options' one, or [`SegmentStrategy::for_average`] for `Auto`.
     pub fn strategy_for(&self, len: u64, segments: u64) -> SegmentStrategy {
         match self.options.strategy {
             SegmentStrategy::Auto => SegmentStrategy::for_average(len, segments),
+            chosen => chosen,
+        }
+    }
+
+    /// The strategy a fixed-length call over `len` elements with segments of
+    /// `segment_len` uses: the options' one, or [`SegmentStrategy::for_fixed`] for `Auto`.
+    pub fn strategy_for_fixed(&self, len: u64, segment_len: u64) -> SegmentStrategy {
+        match self.options.strategy {
+            SegmentStrategy::Auto => SegmentStrategy::for_fixed::<T, O>(len, segment_len),
             chosen => chosen,
         }
     }
@@ -482,7 +520,10 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         if segments == 0 {
             return Ok(());
         }
-        let strategy = self.strategy_for(len, segments);
+        let strategy = match form {
+            Form::Fixed(_) => self.strategy_for_fixed(len, segment_len),
+            Form::Offsets(_) => self.strategy_for(len, segments),
+        };
         let lanes = strategy.lanes().unwrap_or(1);
         let index = strategy.index();
         let wanted = if strategy == SegmentStrategy::Block {

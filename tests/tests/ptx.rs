@@ -38,13 +38,31 @@ fn embedded_ptx_covers_sm70_sm80_sm90_with_every_kernel() {
 
 #[test]
 fn segmented_reduce_kernels_read_16_byte_vectors() {
+    use warpsafe::reduce::segmented::LOADS_IN_FLIGHT;
+    // (kernel suffix, instruction, at least how many, what they are). The vector fold of
+    // every strategy: LOADS_IN_FLIGHT loads in its loop and as many for the last step. The
+    // thread kernel also holds the fixed form's warp rows: LOADS_IN_FLIGHT loads for each
+    // segment size (at least 4 sizes for either type), and for segments packed 16 bytes
+    // of results to a vector (f32 of length 1, u64 of length 1) one 16-byte store.
+    let fold = 2 * LOADS_IN_FLIGHT;
+    let rows = fold + 4 * LOADS_IN_FLIGHT;
     for &(sm, ptx) in warpsafe_host::ptx::EMBEDDED {
-        for strategy in ["thread", "tile4", "tile16", "warp", "block"] {
-            for (kernel, load) in [
-                (format!("warpsafe_segreduce_sum_f32_{strategy}"), "ld.global.nc.v4.b32"),
-                (format!("warpsafe_segreduce_max_u64_{strategy}"), "ld.global.nc.v2.b64"),
-            ] {
-                assert!(kernel_body(ptx, &kernel).contains(load), "sm_{sm} {kernel}: no {load}");
+        for (ty, load) in [("sum_f32", "ld.global.nc.v4.b32"), ("max_u64", "ld.global.nc.v2.b64")] {
+            let expected = [
+                ("thread", load, rows, "vector fold and warp-row loads"),
+                ("thread", "st.global.v4.b32", 1, "16-byte store of packed results"),
+                ("tile4", load, fold, "vector fold loads"),
+                ("tile16", load, fold, "vector fold loads"),
+                ("warp", load, fold, "vector fold loads"),
+                ("block", load, fold, "vector fold loads"),
+            ];
+            for (strategy, instruction, at_least, what) in expected {
+                let kernel = format!("warpsafe_segreduce_{ty}_{strategy}");
+                let count = kernel_body(ptx, &kernel).matches(instruction).count();
+                assert!(
+                    count >= at_least,
+                    "sm_{sm} {kernel}: {count} {instruction}, expected at least {at_least} ({what})"
+                );
             }
         }
     }

@@ -176,11 +176,23 @@ fn patterns(scale: u64) -> Vec<(&'static str, Vec<u64>)> {
 }
 
 /// Lengths the fixed form is checked at for each segment length (some not multiples).
-fn fixed_cases(scale: u64) -> Vec<(u64, u64)> {
+/// With `rows` (`Auto` and the thread strategy, whose kernel reads lengths 1, 2, 4, 8
+/// and 16 in warp rows of 2 KiB for 32-bit types, 1, 2, 4 and 8 for 64-bit ones) also
+/// those lengths and 3, 5, 12 (the ordinary path), at 31, 33, 2^k +- 1, and whole rows
+/// plus a partial one; on the GPU (`scale` > 1) at 2^20 + 7 and 2^24 - 1 elements.
+fn fixed_cases(scale: u64, rows: bool) -> Vec<(u64, u64)> {
     let mut cases = Vec::new();
-    for len in [1u64, 8, 32, 128, 1024] {
+    let lengths: &[u64] =
+        if rows { &[1, 2, 4, 8, 16, 3, 5, 12, 32, 128, 1024] } else { &[1, 8, 32, 128, 1024] };
+    for &len in lengths {
         for n in [0, 1, len - 1, 3 * len + 5, 600 * scale + 33] {
             cases.push((len, n));
+        }
+        if rows && len <= 16 {
+            cases.extend([31, 33, 511, 513, 4 * 512 + 37].map(|n| (len, n)));
+            if scale > 1 {
+                cases.extend([(1 << 20) + 7, (1 << 24) - 1].map(|n| (len, n)));
+            }
         }
     }
     cases.push((u64::MAX, 5));
@@ -222,7 +234,8 @@ fn check<T: Element, O: SegmentedReduction<T>>(device: &Device, what: &str) {
             );
             assert_eq!(got[lengths.len()], sentinel, "{what} {strategy:?} {name}: wrote past the segments");
         }
-        for (segment_len, n) in fixed_cases(scale) {
+        let rows = matches!(strategy, SegmentStrategy::Auto | SegmentStrategy::Thread);
+        for (segment_len, n) in fixed_cases(scale, rows) {
             let data: Vec<T> = random(n as usize, n ^ segment_len).into_iter().map(T::of).collect();
             let offsets: Vec<u64> =
                 (0..=n.div_ceil(segment_len)).map(|s| s.saturating_mul(segment_len).min(n)).collect();
@@ -258,15 +271,16 @@ fn compare<T: Element>(got: &[T], expected: &[T], exact: &[f64], lengths: &[u64]
 fn built_in_operators_match_the_model() {
     for device in test_devices("segmented_built_in") {
         check::<i32, Sum>(&device, "i32 sum");
-        check::<u64, Max>(&device, "u64 max");
+        check::<u64, Sum>(&device, "u64 sum");
         check::<f32, Sum>(&device, "f32 sum");
-        check::<f64, Min>(&device, "f64 min");
+        check::<f64, Max>(&device, "f64 max");
         // The emulator runs a sample (each emulated check takes tens of seconds on two
         // cores); the kernels are one generic implementation for every pair.
         if on_gpu(&device) {
             check::<i32, Min>(&device, "i32 min");
-            check::<u64, Sum>(&device, "u64 sum");
+            check::<u64, Max>(&device, "u64 max");
             check::<f32, Max>(&device, "f32 max");
+            check::<f64, Min>(&device, "f64 min");
             check::<f64, Sum>(&device, "f64 sum");
         }
     }
@@ -375,7 +389,9 @@ fn vector_loads_count_every_element_once_at_every_misalignment() {
     }
 }
 
-/// f32 sums of the power-law pattern in `strategy` on `device`, as bits.
+/// f32 sums of the power-law pattern in `strategy` on `device`, then of fixed lengths 1,
+/// 2, 4, 8, 16 (the warp rows of the thread strategy) and 3 over 3 rows and a part, as
+/// bits.
 fn f32_sums(device: &Device, strategy: SegmentStrategy) -> Vec<u32> {
     let lengths = patterns(1).into_iter().find(|(name, _)| *name == "power law").unwrap().1;
     let offsets = offsets_of(0, &lengths);
@@ -386,7 +402,14 @@ fn f32_sums(device: &Device, strategy: SegmentStrategy) -> Vec<u32> {
     reducer
         .reduce_offsets(&device.upload(&data).unwrap(), &device.upload(&offsets).unwrap(), &mut output)
         .unwrap();
-    output.download().unwrap().into_iter().map(f32::to_bits).collect()
+    let mut sums = output.download().unwrap();
+    let fixed = device.upload(&data[..3 * 512 + 37]).unwrap();
+    for segment_len in [1, 2, 4, 8, 16, 3] {
+        let mut output = device.alloc_zeroed::<f32>(fixed.len().div_ceil(segment_len as usize)).unwrap();
+        reducer.reduce_fixed(&fixed, segment_len, &mut output).unwrap();
+        sums.extend(output.download().unwrap());
+    }
+    sums.into_iter().map(f32::to_bits).collect()
 }
 
 #[test]
@@ -494,6 +517,26 @@ fn bad_input_gets_a_typed_error() {
             Err(Error::Unsupported { .. })
         ));
     }
+}
+
+#[test]
+fn auto_picks_the_thread_strategy_for_fixed_lengths_read_in_warp_rows() {
+    let f32_sum = SegmentStrategy::for_fixed::<f32, Sum>;
+    for segment_len in [1, 2, 4, 8, 16] {
+        assert_eq!(f32_sum(1 << 24, segment_len), SegmentStrategy::Thread, "f32 {segment_len}");
+    }
+    // 128 bytes, 12 bytes: by the average.
+    assert_eq!(f32_sum(1 << 24, 32), SegmentStrategy::Tile4);
+    assert_eq!(f32_sum(1 << 24, 3), SegmentStrategy::Thread);
+    assert_eq!(f32_sum(1 << 24, 65536), SegmentStrategy::Block);
+    assert_eq!(SegmentStrategy::for_fixed::<f64, Max>(1 << 24, 8), SegmentStrategy::Thread);
+    assert_eq!(SegmentStrategy::for_fixed::<f64, Max>(1 << 24, 16), SegmentStrategy::Tile4);
+    assert_eq!(SegmentStrategy::for_fixed::<u64, Sum>(1 << 24, 6), SegmentStrategy::Tile4);
+    // Not commutative: never read as vectors, so by the average.
+    assert_eq!(SegmentStrategy::for_fixed::<Affine, Compose>(1 << 24, 8), SegmentStrategy::Tile4);
+    assert_eq!(SegmentStrategy::for_fixed::<i32, Sum>(0, u64::MAX), SegmentStrategy::Thread);
+    let reducer = SegmentedReducer::<f32, Sum>::new(&Device::emulator()).unwrap();
+    assert_eq!(reducer.strategy_for_fixed(1 << 24, 8), SegmentStrategy::Thread);
 }
 
 #[test]

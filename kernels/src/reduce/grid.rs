@@ -109,7 +109,7 @@ pub(super) fn head_elements<T>(address: u64, len: u64) -> u64 {
 /// One 16-byte vector of input, aligned so that it loads with one `ld.v4.b32`.
 #[derive(Clone, Copy)]
 #[repr(C, align(16))]
-pub(super) struct Vector([u8; VECTOR_BYTES]);
+pub(super) struct Vector(pub(super) [u8; VECTOR_BYTES]);
 
 /// Where the calling thread stands in the grid, in linear terms.
 #[derive(Clone, Copy)]

@@ -16,12 +16,13 @@
 //! outside `offsets[..=segments]` is ever read.
 //!
 //! # Strategies
-//! Chosen by the host from the average segment length (or by the caller), each one
-//! generic implementation, fixed at compile time:
+//! Chosen by the host from the average segment length, or the thread strategy for the
+//! fixed form when it reads warp rows (or by the caller), each one generic
+//! implementation, fixed at compile time:
 //!
 //! | strategy | function | who reduces one segment |
 //! | --- | --- | --- |
-//! | thread | [`tile_per_segment`]`::<_, _, 1>` | one thread (many segments per thread over the grid) |
+//! | thread | [`tile_per_segment`]`::<_, _, 1>` | one thread (many segments per thread over the grid); for the fixed form's short segments read in warp rows ([`reads_fixed_rows`], below) one lane, or an aligned tile of 2 or 4 lanes |
 //! | tile of 4 or 16 lanes | [`tile_per_segment`]`::<_, _, 4>`, `::<_, _, 16>` | an aligned [`Tile`] of the warp, combined with the tile's shuffles (without the per-call presence check, which the launch shape proves) |
 //! | warp | [`tile_per_segment`]`::<_, _, 32>` | a whole warp |
 //! | block | [`block_per_segment`] | a whole block, combined with [`block::reduce`] |
@@ -39,15 +40,40 @@
 //!   boundary, and the *tail*, those after its last whole vector, one element per rank
 //!   (rank `k` takes the `k`-th, `k + r`-th, ...);
 //! - the aligned vectors between them: rank `k` takes vectors `k, k + r, k + 2r, ...`,
-//!   two loads in flight per step, so neighbouring ranks read neighbouring vectors (a
-//!   4-lane tile of `f32` covers 64 contiguous bytes per step; a thread per segment of 4
-//!   aligned `f32` does one 16-byte load).
+//!   [`LOADS_IN_FLIGHT`] (4) loads in flight per step, each folded into its own partial,
+//!   so neighbouring ranks read neighbouring vectors (a 4-lane tile of `f32` covers 64
+//!   contiguous bytes per load; a thread per segment of 4 aligned `f32` does one 16-byte
+//!   load).
+//!
+//! # The fixed form's short segments: warp rows
+//! A thread per segment that reads one short segment after another keeps few bytes in
+//! flight. So the thread strategy's kernel first reduces the fixed form in *warp rows*
+//! when the operator commutes, `T`'s size divides 16, a segment has `B` = 4, 8, 16, 32 or
+//! 64 bytes ([`reads_fixed_rows`]: `f32` of length 1, 2, 4, 8, 16; `f64` of length 1, 2,
+//! 4, 8) and the input and output are 16-byte aligned (every buffer is 256-byte aligned
+//! on both backends), so that segment `s` starts at byte `s * B` and lies whole inside
+//! one vector, or covers 2 or 4 whole ones:
+//! - the input's whole 2 KiB rows of [`ROW_VECTORS`] vectors go to the warps of the grid
+//!   in turn; lane `l` loads vectors `l, l + 32, l + 64, l + 96` of its warp's row (4
+//!   loads in flight, each load of the warp 512 contiguous bytes);
+//! - `B <= 16`: a vector holds `P = 16 / B` segments; the lane folds each in index order
+//!   from the identity and writes the `P` results together (one 16-byte store for `f32`
+//!   of length 1 or 64-bit elements of length 1, one 8-byte store for `P * size` = 8);
+//! - `B` = 32 or 64: the aligned tile of `G = B / 16` (2 or 4) lanes that loaded a
+//!   segment's vectors folds one each, combines them with the tile's shuffle reduce, and
+//!   its rank 0 writes the result;
+//! - the segments after the last whole row go through the ordinary loop of the thread
+//!   strategy (with its own vector fold).
+//!
+//! Which segments the rows take depends only on the length, never on the grid, so this
+//! order is as fixed as the others.
 //!
 //! Another commutative operator folds elements `k, k + r, k + 2r, ...` in rank `k`
 //! (loads still coalesce); a non-commutative one folds the `k`-th of `r` contiguous
 //! pieces in index order. The ranks' results are then combined in rank order. The order
 //! depends only on the segment's length, its start address modulo 16 (buffers are
-//! 256-byte aligned on both backends), the strategy and the block size, never on timing
+//! 256-byte aligned on both backends), the strategy, the block size and, for the fixed
+//! form, whether the segment lies in a whole warp row, never on timing
 //! or on the grid size: float results are the same bits on every run, and the same on
 //! the GPU and on the emulator for the same strategy.
 
@@ -56,6 +82,7 @@ use core::mem::size_of;
 use bytemuck::Pod;
 
 use super::{block, grid};
+use crate::arch::{self, WARP_SIZE};
 use crate::atomic::{DeviceAtomicU64, Relaxed};
 use crate::group::{Group, Tile, Warp};
 use crate::op::Operator;
@@ -68,6 +95,14 @@ pub const BLOCK_THREADS: u32 = 256;
 
 /// The error word's value when every segment was well formed.
 pub const NO_ERROR: u64 = u64::MAX;
+
+/// 16-byte loads each rank keeps in flight in a segment's vector fold, and each lane in a
+/// warp row of the fixed form.
+pub const LOADS_IN_FLIGHT: usize = 4;
+
+/// 16-byte vectors in one warp row of the fixed form ([`Segments::reduce_fixed_rows`]):
+/// [`LOADS_IN_FLIGHT`] per lane, 2 KiB.
+pub const ROW_VECTORS: u64 = LOADS_IN_FLIGHT as u64 * WARP_SIZE as u64;
 
 /// What is wrong with a segment, as recorded in the error word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -195,7 +230,9 @@ impl<T: Pod> Segments<T> {
     /// Rank `rank` of `ranks`' fold of `input[begin..end]` read as 16-byte vectors (see
     /// the module docs): the head before the segment's first 16-byte boundary and the
     /// tail after its last whole vector one element per rank, the vectors between them
-    /// `rank, rank + ranks, ...`, two loads in flight per rank.
+    /// `rank, rank + ranks, ...`, [`LOADS_IN_FLIGHT`] loads in flight per rank, each
+    /// folded into its own partial (the `u`-th load of a step into partial `u`), the
+    /// partials combined in order at the end.
     ///
     /// # Safety
     /// As for [`Segments::fold`]; `Op` commutes, `T`'s size divides 16 and the input's
@@ -224,26 +261,199 @@ impl<T: Pod> Segments<T> {
         // SAFETY: first <= end <= len, so the pointer stays inside (or one past) the
         // input; it is 16-byte aligned by the choice of the head.
         let base = unsafe { self.input.add(first as usize) }.cast::<grid::Vector>();
-        let mut other = op.identity();
+        let mut partials = [op.identity(); LOADS_IN_FLIGHT];
         let mut v = rank;
-        while v + ranks < vectors {
-            // SAFETY: v < v + ranks < vectors: both vectors lie inside the segment, in
-            // global memory that nothing writes during the launch (`new`'s contract).
-            let (a, b) = unsafe {
-                (
-                    grid::load_vector::<T>(base.add(v as usize)),
-                    grid::load_vector::<T>(base.add((v + ranks) as usize)),
-                )
-            };
-            acc = grid::fold_vector(acc, &a, op);
-            other = grid::fold_vector(other, &b, op);
-            v += 2 * ranks;
+        while v + (LOADS_IN_FLIGHT as u64 - 1) * ranks < vectors {
+            let mut loaded = [grid::Vector([0; grid::VECTOR_BYTES]); LOADS_IN_FLIGHT];
+            for (u, slot) in loaded.iter_mut().enumerate() {
+                // SAFETY: v + u * ranks <= v + 3 * ranks < vectors: the vector lies inside
+                // the segment, in global memory that nothing writes during the launch
+                // (`new`'s contract).
+                *slot = unsafe { grid::load_vector::<T>(base.add((v + u as u64 * ranks) as usize)) };
+            }
+            for (partial, vector) in partials.iter_mut().zip(&loaded) {
+                *partial = grid::fold_vector(*partial, vector, op);
+            }
+            v += LOADS_IN_FLIGHT as u64 * ranks;
         }
-        if v < vectors {
-            // SAFETY: v < vectors, as above.
-            acc = grid::fold_vector(acc, &unsafe { grid::load_vector::<T>(base.add(v as usize)) }, op);
+        for (u, partial) in partials.iter_mut().enumerate() {
+            let index = v + u as u64 * ranks;
+            if index < vectors {
+                // SAFETY: index < vectors, as above.
+                *partial = grid::fold_vector(
+                    *partial,
+                    &unsafe { grid::load_vector::<T>(base.add(index as usize)) },
+                    op,
+                );
+            }
         }
-        op.combine(acc, other)
+        partials.into_iter().fold(acc, |acc, partial| op.combine(acc, partial))
+    }
+
+    /// The fixed form's warp rows (module docs): when [`reads_fixed_rows`] holds for the
+    /// segment length, `Op` commutes and `input` and `out` are 16-byte aligned, warp `w`
+    /// of the grid reduces the input's whole rows `w, w + warps, ...` of
+    /// [`ROW_VECTORS`] vectors, every segment inside them, and writes their results.
+    /// Returns how many leading segments those rows hold (0 when this does not apply):
+    /// the rest is for [`tile_per_segment`]'s loop.
+    ///
+    /// # Safety
+    /// The launch is one-dimensional with a block size that is a multiple of 32, and every
+    /// lane of the caller's warp calls this together; `out` is valid for writes of
+    /// `count()` elements that nothing else accesses during the launch.
+    #[inline(always)]
+    unsafe fn reduce_fixed_rows<Op: Operator<T>>(&self, out: *mut T, op: Op) -> u64 {
+        let bytes = grid::VECTOR_BYTES as u64;
+        let aligned = (self.input as u64).is_multiple_of(bytes) && (out as u64).is_multiple_of(bytes);
+        if !(self.offsets.is_null() && Op::COMMUTATIVE && aligned && reads_fixed_rows::<T>(self.segment_len))
+        {
+            return 0;
+        }
+        let rows = self.len / (ROW_VECTORS * grid::elements_per_vector::<T>() as u64);
+        let segment_bytes = self.segment_len * size_of::<T>() as u64;
+        // SAFETY: forwarded from the caller; the segments are 4, 8, 16, 32 or 64 bytes
+        // (`reads_fixed_rows`), the input and output 16-byte aligned (just checked). The
+        // guards on the element size are always true for such a segment (it holds at
+        // least one element); they only spare the compiler impossible instantiations.
+        unsafe {
+            match segment_bytes {
+                4 if size_of::<T>() <= 4 => self.packed_rows::<Op, 4>(rows, out, op),
+                8 if size_of::<T>() <= 8 => self.packed_rows::<Op, 2>(rows, out, op),
+                16 => self.packed_rows::<Op, 1>(rows, out, op),
+                32 => self.shared_rows::<Op, 2>(rows, out, op),
+                _ => self.shared_rows::<Op, 4>(rows, out, op),
+            }
+        }
+        // A power of two: a shift, not a 64-bit division.
+        (rows * ROW_VECTORS * bytes) >> segment_bytes.trailing_zeros()
+    }
+
+    /// The calling lane's [`LOADS_IN_FLIGHT`] vectors of warp row `row`: vectors
+    /// `row * ROW_VECTORS + lane + 32 u`, so that each load of the warp reads 512
+    /// contiguous bytes. Returns the index of the first one and the vectors.
+    ///
+    /// # Safety
+    /// The input is 16-byte aligned and `row` is one of its whole rows: `(row + 1) *
+    /// ROW_VECTORS` 16-byte vectors lie inside `input[..len]`.
+    #[inline(always)]
+    unsafe fn load_row(&self, row: u64) -> (u64, [grid::Vector; LOADS_IN_FLIGHT]) {
+        let warp = WARP_SIZE as u64;
+        let first = row * ROW_VECTORS + thread::global_index_x() % warp;
+        let base = self.input.cast::<grid::Vector>();
+        let mut loaded = [grid::Vector([0; grid::VECTOR_BYTES]); LOADS_IN_FLIGHT];
+        for (u, slot) in loaded.iter_mut().enumerate() {
+            // SAFETY: first + 32 u < (row + 1) * ROW_VECTORS: a vector inside the input
+            // (caller), global memory that nothing writes during the launch (`new`'s
+            // contract).
+            *slot = unsafe { grid::load_vector::<T>(base.add((first + u as u64 * warp) as usize)) };
+        }
+        (first, loaded)
+    }
+
+    /// Warp rows of segments of `16 / P` bytes, `P` to a vector: each lane folds the `P`
+    /// segments of each of its vectors, each in index order from the identity, and writes
+    /// the `P` results with one store ([`store_results`]).
+    ///
+    /// # Safety
+    /// As for [`Segments::reduce_fixed_rows`], whose conditions hold, with segments of `16
+    /// / P` bytes and `rows` the input's whole rows.
+    #[inline(always)]
+    unsafe fn packed_rows<Op: Operator<T>, const P: usize>(&self, rows: u64, out: *mut T, op: Op) {
+        let size = size_of::<T>();
+        let per_segment = grid::elements_per_vector::<T>() / P;
+        let warps = thread::grid_threads_x() / WARP_SIZE as u64;
+        let mut row = thread::global_index_x() / WARP_SIZE as u64;
+        while row < rows {
+            // SAFETY: row < rows (caller).
+            let (first, loaded) = unsafe { self.load_row(row) };
+            for (u, vector) in loaded.iter().enumerate() {
+                let results: [T; P] = core::array::from_fn(|j| {
+                    (j * per_segment..(j + 1) * per_segment).fold(op.identity(), |acc, k| {
+                        op.combine(acc, bytemuck::pod_read_unaligned(&vector.0[k * size..(k + 1) * size]))
+                    })
+                });
+                let v = first + (u * WARP_SIZE as usize) as u64;
+                // SAFETY: vector v holds segments v P .. (v + 1) P, all below count (the
+                // rows are whole); out is 16-byte aligned (caller), so out + v P is
+                // aligned to the P * size <= 16 bytes of the results; only this lane
+                // writes them.
+                unsafe { store_results(out.add(v as usize * P), results) };
+            }
+            row += warps;
+        }
+    }
+
+    /// Warp rows of segments of `16 G` bytes: the aligned [`Tile`] of `G` lanes that read
+    /// a segment's `G` vectors folds one each and combines them with the tile's shuffle
+    /// reduce (fixed order), and its rank 0 writes the result.
+    ///
+    /// # Safety
+    /// As for [`Segments::reduce_fixed_rows`], whose conditions hold, with segments of `16
+    /// G` bytes and `rows` the input's whole rows.
+    #[inline(always)]
+    unsafe fn shared_rows<Op: Operator<T>, const G: u32>(&self, rows: u64, out: *mut T, op: Op) {
+        let tile: Tile<G> = Warp::this().tiles::<G>();
+        // SAFETY: the block size is a multiple of 32 (caller), so the tile has its G lanes;
+        // `row` and `rows` are the same in every lane of a warp (the warp's lanes have
+        // consecutive global indices, a multiple of 32 apart from the next warp's), so all
+        // of them run the same iterations and reach each `reduce` together.
+        let tile = unsafe { tile.assume_present() };
+        let warps = thread::grid_threads_x() / WARP_SIZE as u64;
+        let mut row = thread::global_index_x() / WARP_SIZE as u64;
+        while row < rows {
+            // SAFETY: row < rows (caller).
+            let (first, loaded) = unsafe { self.load_row(row) };
+            for (u, vector) in loaded.iter().enumerate() {
+                let total = tile.reduce(grid::fold_vector(op.identity(), vector, op), op);
+                let v = first + (u * WARP_SIZE as usize) as u64;
+                if tile.thread_rank() == 0 {
+                    // SAFETY: the tile's vectors v .. v + G (v a multiple of G at rank 0)
+                    // are segment v / G, below count (the rows are whole); only this lane
+                    // writes out[v / G].
+                    unsafe { out.add((v / G as u64) as usize).write(total) };
+                }
+            }
+            row += warps;
+        }
+    }
+}
+
+/// Whether the fixed form with segments of `segment_len` elements of `T` is reduced in
+/// warp rows of 16-byte vectors ([`Segments::reduce_fixed_rows`], for a commutative
+/// operator): when `T`'s size divides 16 and a segment has 4, 8, 16, 32 or 64 bytes, so
+/// that (from a 16-byte aligned input) each segment lies whole inside one vector or
+/// covers 2 or 4 whole vectors. For such lengths the host's `Auto` picks the thread
+/// strategy, whose kernel contains the rows.
+pub const fn reads_fixed_rows<T>(segment_len: u64) -> bool {
+    if grid::elements_per_vector::<T>() == 0 {
+        return false;
+    }
+    match segment_len.checked_mul(size_of::<T>() as u64) {
+        Some(bytes) => bytes.is_power_of_two() && bytes >= 4 && bytes <= 64,
+        None => false,
+    }
+}
+
+/// Writes `results` to `dst[..P]`: with one 16-byte store when they fill 16 bytes, one
+/// 8-byte store when they fill 8, else one store each.
+///
+/// # Safety
+/// `dst` is global memory valid for writes of `P` elements that nothing else accesses
+/// during the launch, aligned to `P * size_of::<T>()` bytes when that is 8 or 16.
+#[inline(always)]
+unsafe fn store_results<T: Pod, const P: usize>(dst: *mut T, results: [T; P]) {
+    let bytes: &[u8] = bytemuck::cast_slice(&results);
+    match bytes.len() {
+        // SAFETY: 16 writable bytes, 16-byte aligned global memory (caller).
+        16 => unsafe { arch::store_global_16(dst.cast(), bytemuck::pod_read_unaligned(bytes)) },
+        // SAFETY: 8 writable bytes, 8-byte aligned (caller).
+        8 => unsafe { dst.cast::<u64>().write(bytemuck::pod_read_unaligned(bytes)) },
+        _ => {
+            for (j, &result) in results.iter().enumerate() {
+                // SAFETY: j < P elements, writable (caller).
+                unsafe { dst.add(j).write(result) };
+            }
+        }
     }
 }
 
@@ -271,7 +481,11 @@ pub unsafe fn tile_per_segment<T: Pod, Op: Operator<T>, const LANES: u32>(
     // emulator still checks this.
     let tile = unsafe { tile.assume_present() };
     let tiles = thread::grid_threads_x() / LANES as u64;
-    let mut s = thread::global_index_x() / LANES as u64;
+    // The thread strategy reduces the fixed form's short segments in warp rows first, if
+    // it can; the loop below takes the segments after those rows (or all of them).
+    // SAFETY: forwarded from the caller; every lane of the warp calls this here.
+    let rows_cover = if LANES == 1 { unsafe { segments.reduce_fixed_rows(out, op) } } else { 0 };
+    let mut s = rows_cover + thread::global_index_x() / LANES as u64;
     while s < segments.count() {
         let (begin, end) = segments.bounds(s);
         // SAFETY: a range from `bounds`.

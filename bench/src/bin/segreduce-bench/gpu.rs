@@ -202,7 +202,10 @@ fn bench_one(
     if check != Check::Ok {
         ctx.s.log.push_str(&format!("{name} {} {}: {check:?}\n", point.pattern, point.n));
     }
-    let chosen = ctx.reducer.strategy_for(point.n, point.segments);
+    let chosen = match point.pattern {
+        Pattern::Fixed(len) => ctx.reducer.strategy_for_fixed(point.n, len),
+        Pattern::PowerLaw => ctx.reducer.strategy_for(point.n, point.segments),
+    };
     let detail = format!("strategy {}", strategy_name(chosen));
     Ok(point.row(name, timing, check, detail))
 }

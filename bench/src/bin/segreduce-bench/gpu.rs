@@ -202,7 +202,7 @@ fn bench_one(
     if check != Check::Ok {
         ctx.s.log.push_str(&format!("{name} {} {}: {check:?}\n", point.pattern, point.n));
     }
-    let chosen = ctx.reducer.strategy_for(point.n, point.segments);
+    let chosen = ctx.reducer.strategy_for(point.n, point.segments, point.pattern.has_offsets());
     let detail = format!("strategy {}", strategy_name(chosen));
     Ok(point.row(name, timing, check, detail))
 }

@@ -431,7 +431,8 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         // SAFETY: both buffers are borrowed (the output mutably) until the stream is
         // synchronised below.
         unsafe { self.enqueue(None, input, Form::Fixed(segment_len), output)? };
-        self.stream.synchronize()
+        let done = self.stream.synchronize();
+        self.forget_scratch_on_error(done)
     }
 
     /// `output[s]` = the reduction of `input[offsets[s] .. offsets[s + 1]]` for the
@@ -449,7 +450,8 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         // SAFETY: the buffers are borrowed (the output mutably) until the stream is
         // synchronised below.
         unsafe { self.enqueue(None, input, Form::Offsets(offsets), output)? };
-        self.stream.synchronize()?;
+        let done = self.stream.synchronize();
+        self.forget_scratch_on_error(done)?;
         let code = self.error.download()?[0];
         if code == NO_ERROR {
             return Ok(());
@@ -617,9 +619,9 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         // `limits.fit` checked the counter's fields for a wave of blocks (more than this
         // grid) and the 32-bit tickets; the chunk kernel follows
         // on the same stream below whenever a segment can be longer than `long_elements`.
-        unsafe { self.device.launch_raw_on(stream, &self.functions[index], config, &args)? };
-        if len <= limits.long_elements {
-            return Ok(());
+        let launched = unsafe { self.device.launch_raw_on(stream, &self.functions[index], config, &args) };
+        if launched.is_err() || len <= limits.long_elements {
+            return self.forget_scratch_on_error(launched);
         }
         let (chunks, resident) = &self.chunks;
         let cap = self.options.max_blocks.unwrap_or(u32::MAX).min(*resident);
@@ -630,7 +632,18 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         // SAFETY: the balanced chunk kernel, with the same arguments, right after the batch
         // kernel on the same stream; a 1-D launch with its dynamic shared memory, fewer than
         // 2^32 blocks.
-        unsafe { self.device.launch_raw_on(stream, chunks, config, &args) }
+        let launched = unsafe { self.device.launch_raw_on(stream, chunks, config, &args) };
+        self.forget_scratch_on_error(launched)
+    }
+
+    /// `result`, after dropping the balanced strategy's scratch when it is an error: a
+    /// launch pair that did not run to its end may have left the scratch's counters
+    /// non-zero, and the next call then allocates a zeroed one.
+    fn forget_scratch_on_error(&mut self, result: Result<(), Error>) -> Result<(), Error> {
+        if result.is_err() {
+            self.scratch = None;
+        }
+        result
     }
 
     /// The balanced strategy's limits for `segments` over `len` elements, `None` when the

@@ -493,12 +493,16 @@ impl<T: Pod> LongSegments<T> {
         }
         let room = self.has_room(old, chunks);
         let (begin, end) = if room { (begin, end) } else { (0, 0) };
-        let words = [s, begin, end, old & ((1 << CHUNK_BITS) - 1)];
-        for (k, word) in words.into_iter().enumerate() {
-            // SAFETY: descriptor < descriptor_capacity, whose words `descriptors` holds
-            // (`new`); the counter gave this index to this thread alone, and nothing else
-            // accesses the descriptors during this launch.
-            unsafe { self.descriptors.add(descriptor as usize * DESCRIPTOR_WORDS + k).write(word) };
+        // SAFETY: descriptor < descriptor_capacity, whose words `descriptors` holds (`new`);
+        // the counter gave this index to this thread alone, and nothing else accesses the
+        // descriptors during this launch. (Four stores rather than a loop over an array,
+        // which the compiler would keep in local memory.)
+        unsafe {
+            let words = self.descriptors.add(descriptor as usize * DESCRIPTOR_WORDS);
+            words.write(s);
+            words.add(1).write(begin);
+            words.add(2).write(end);
+            words.add(3).write(old & ((1 << CHUNK_BITS) - 1));
         }
         room
     }

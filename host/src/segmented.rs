@@ -1,5 +1,5 @@
 //! Segmented reductions on a [`Device`]: [`SegmentedReducer`], one result per segment of
-//! an array, one kernel launch per call.
+//! an array, one kernel launch per call (two for the balanced strategy).
 //!
 //! ```
 //! # fn main() -> Result<(), warpsafe_host::Error> {
@@ -27,10 +27,12 @@
 //!
 //! # API
 //! ```text
-//! pub enum SegmentStrategy { Auto, Thread, Tile4, Tile16, Warp, Block }
-//! pub struct SegmentedOptions { pub strategy: SegmentStrategy, pub max_blocks: Option<u32> }
+//! pub enum SegmentStrategy { Auto, Thread, Tile4, Tile16, Warp, Block, Balanced }
+//! pub struct SegmentedOptions { pub strategy: SegmentStrategy, pub max_blocks: Option<u32>,
+//!                               pub long_elements: Option<u64>, pub chunk_elements: Option<u64> }
 //! pub struct SegmentedKernels { pub program: Program, pub thread: &'static Kernel, pub tile4: &'static Kernel,
-//!                               pub tile16: &'static Kernel, pub warp: &'static Kernel, pub block: &'static Kernel }
+//!                               pub tile16: &'static Kernel, pub warp: &'static Kernel, pub block: &'static Kernel,
+//!                               pub balanced_batches: &'static Kernel, pub balanced_chunks: &'static Kernel }
 //! pub trait SegmentedReduction<T: Pod>: Operator<T> + Default { fn kernels() -> SegmentedKernels; }
 //! impl SegmentStrategy {
 //!     pub fn for_average(len: u64, segments: u64) -> SegmentStrategy;
@@ -41,7 +43,7 @@
 //!     pub fn with_options(device: &Device, options: SegmentedOptions) -> Result<Self, Error>;
 //!     pub fn options(&self) -> SegmentedOptions;
 //!     pub fn set_strategy(&mut self, strategy: SegmentStrategy);
-//!     pub fn strategy_for(&self, len: u64, segments: u64) -> SegmentStrategy;   // offsets; never Auto
+//!     pub fn strategy_for_offsets(&self) -> SegmentStrategy;                     // never Auto
 //!     pub fn strategy_for_fixed(&self, len: u64, segment_len: u64) -> SegmentStrategy; // never Auto
 //!     pub fn reduce_fixed(&mut self, input: &DeviceBuffer<T>, segment_len: u64, output: &mut DeviceBuffer<T>) -> Result<(), Error>;
 //!     pub fn reduce_offsets(&mut self, input: &DeviceBuffer<T>, offsets: &DeviceBuffer<u64>, output: &mut DeviceBuffer<T>) -> Result<(), Error>;
@@ -63,12 +65,16 @@
 //!
 //! # Strategies
 //! The kernels of `warpsafe::reduce::segmented` (whose docs give the order of
-//! combination). For the fixed form with a commutative operator and segments of 4, 8,
-//! 16, 32 or 64 bytes (`f32` of length 1, 2, 4, 8, 16; `f64` of length 1, 2, 4, 8:
-//! `warpsafe::reduce::segmented::reads_fixed_rows`), [`SegmentStrategy::Auto`] picks
+//! combination). [`SegmentStrategy::Auto`] picks [`SegmentStrategy::Balanced`] for
+//! offsets: their lengths are unknown on the host (reading them would cost a pass and a
+//! copy), and one huge segment among short ones would otherwise be read by the few
+//! workers the average length gives it (a power-law mix ran at 0.2 % of the read ceiling
+//! that way). For the fixed form with a commutative operator and segments of 4, 8, 16, 32
+//! or 64 bytes (`f32` of length 1, 2, 4, 8, 16; `f64` of length 1, 2, 4, 8:
+//! `warpsafe::reduce::segmented::reads_fixed_rows`) it picks
 //! [`SegmentStrategy::Thread`], whose kernel reads such segments in warp rows of 16-byte
-//! vectors ([`SegmentStrategy::for_fixed`]). Otherwise it picks by the average segment
-//! length `len / segments`, computed on the host (no look at the offsets):
+//! vectors ([`SegmentStrategy::for_fixed`]); for other fixed lengths, where every segment
+//! is alike, it picks by the length `len / segments`:
 //!
 //! | average length | strategy | who reduces a segment |
 //! | --- | --- | --- |
@@ -89,15 +95,30 @@
 //! a 64-bit type of length 1), or 2 or 4 lanes combine a segment of 32 or 64 bytes with
 //! a shuffle; the segments after the last whole row are reduced one per thread as usual.
 //!
-//! Not done yet: a split of single very long segments across blocks, and an
-//! element-balanced schedule for offsets whose lengths vary wildly (a power law with a
-//! few huge segments is reduced by the strategy its average length picks, so one huge
-//! segment is read by one block).
+//! [`SegmentStrategy::Balanced`] takes each segment by its own length, in two launches on
+//! the same stream. The first gives each warp 32 neighbouring segments (one offsets read
+//! per lane): a segment of at most 16 bytes is reduced by its own lane, up to 256 bytes by
+//! a 4-lane tile, up to [`SegmentedOptions::long_elements`] (default
+//! `warpsafe::reduce::segmented::LONG_SEGMENT_BYTES`, 8 KiB, over the element size) by
+//! the whole warp; a longer one is cut into chunks of
+//! [`SegmentedOptions::chunk_elements`] (default `CHUNK_BYTES`, 16 KiB) and handed to the
+//! second launch, where every block of the grid takes chunks in turn and the block that
+//! finishes a segment's last chunk folds the chunks' partials in order. The second launch
+//! is skipped when the input has at most `long_elements` elements. The reducer owns the
+//! hand-off's scratch (a counter, descriptors and tickets, one partial per chunk: about
+//! 0.5 % of the input's bytes for `f32`), allocated zeroed at the first balanced call and
+//! grown for a longer input; the kernels leave it zeroed, so no call clears it. For an
+//! input so large that the scratch's counters could overflow (far past 2^40 elements)
+//! the call falls back to the fixed-length choice.
+//!
+//! The constants are first-principles choices for an H100, not yet measured.
 //!
 //! # Determinism
 //! A segment's result depends only on its elements, its start address modulo 16 (where
 //! the 16-byte vectors begin), for the fixed form whether it lies in a whole warp row of
-//! 2 KiB (fixed by the length), the strategy and the operator's
+//! 2 KiB (fixed by the length), the strategy (for the balanced one: with its
+//! `long_elements` and `chunk_elements`, through which class the segment's length puts
+//! it in) and the operator's
 //! [`Operator::COMMUTATIVE`] (the grid size does not matter), so for the same input and
 //! strategy float results are the same bits on every run, on the GPU and the emulator.
 //!
@@ -122,7 +143,10 @@ use std::marker::PhantomData;
 
 use bytemuck::Pod;
 use warpsafe::op::{Max, Min, Operator, Sum};
-use warpsafe::reduce::segmented::{self as kernel, BadSegment, BLOCK_THREADS, NO_ERROR};
+use warpsafe::reduce::segmented::{
+    self as kernel, BadSegment, BLOCK_THREADS, CHUNK_BITS, CHUNK_BYTES, DESCRIPTOR_WORDS, LONG_SEGMENT_BYTES,
+    NO_ERROR,
+};
 
 use crate::{
     kernel_args, ptx, Device, DeviceBuffer, Error, Function, LaunchConfig, Program, SegmentsProblem, Stream,
@@ -131,8 +155,8 @@ use crate::{
 /// Who reduces one segment (see the module docs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum SegmentStrategy {
-    /// Chosen from the segment length ([`SegmentStrategy::for_fixed`],
-    /// [`SegmentStrategy::for_average`]).
+    /// [`SegmentStrategy::Balanced`] for offsets, [`SegmentStrategy::for_fixed`] for a
+    /// fixed length (module docs).
     #[default]
     Auto,
     /// One thread per segment.
@@ -145,16 +169,21 @@ pub enum SegmentStrategy {
     Warp,
     /// A block of [`BLOCK_THREADS`] threads per segment.
     Block,
+    /// By each segment's own length, two launches: a lane, 4 lanes or a warp per segment
+    /// up to a long length, the chunks of longer ones spread over all blocks (module docs).
+    Balanced,
 }
 
 impl SegmentStrategy {
-    /// Every strategy but [`SegmentStrategy::Auto`], in order of growing segment length.
-    pub const ALL: [SegmentStrategy; 5] = [
+    /// Every strategy but [`SegmentStrategy::Auto`]: those for one segment length, in
+    /// order of growing length, then [`SegmentStrategy::Balanced`].
+    pub const ALL: [SegmentStrategy; 6] = [
         SegmentStrategy::Thread,
         SegmentStrategy::Tile4,
         SegmentStrategy::Tile16,
         SegmentStrategy::Warp,
         SegmentStrategy::Block,
+        SegmentStrategy::Balanced,
     ];
 
     /// The strategy [`SegmentStrategy::Auto`] picks for `segments` segments over `len`
@@ -183,10 +212,10 @@ impl SegmentStrategy {
         }
     }
 
-    /// Threads that work on one segment; `None` for `Auto`.
+    /// Threads that work on one segment; `None` for `Auto` and `Balanced`.
     fn lanes(self) -> Option<u64> {
         match self {
-            SegmentStrategy::Auto => None,
+            SegmentStrategy::Auto | SegmentStrategy::Balanced => None,
             SegmentStrategy::Thread => Some(1),
             SegmentStrategy::Tile4 => Some(4),
             SegmentStrategy::Tile16 => Some(16),
@@ -209,6 +238,12 @@ pub struct SegmentedOptions {
     /// A cap on the number of blocks below one wave of resident blocks (`None`: the
     /// wave), for tests and experiments.
     pub max_blocks: Option<u32>,
+    /// [`SegmentStrategy::Balanced`]: segments longer than this many elements are split
+    /// into chunks over all blocks (`None`: [`LONG_SEGMENT_BYTES`]` / size_of::<T>()`).
+    pub long_elements: Option<u64>,
+    /// [`SegmentStrategy::Balanced`]: elements per chunk of a long segment (`None`:
+    /// [`CHUNK_BYTES`]` / size_of::<T>()`).
+    pub chunk_elements: Option<u64>,
 }
 
 /// The kernels of one element type and operator, one per strategy, as
@@ -227,6 +262,10 @@ pub struct SegmentedKernels {
     pub warp: &'static warpsafe::kernel::UntypedKernel,
     /// A block per segment.
     pub block: &'static warpsafe::kernel::UntypedKernel,
+    /// The balanced strategy's batches of 32 segments.
+    pub balanced_batches: &'static warpsafe::kernel::UntypedKernel,
+    /// The balanced strategy's chunks of long segments.
+    pub balanced_chunks: &'static warpsafe::kernel::UntypedKernel,
 }
 
 /// An operator a [`SegmentedReducer`] can apply to `T`: its kernels. Implemented for
@@ -239,7 +278,7 @@ pub trait SegmentedReduction<T: Pod>: Operator<T> + Default {
 }
 
 macro_rules! builtin {
-    ($($op:ident $t:ty => $thread:ident, $tile4:ident, $tile16:ident, $warp:ident, $block:ident;)*) => {$(
+    ($($op:ident $t:ty => $thread:ident, $tile4:ident, $tile16:ident, $warp:ident, $block:ident, $batches:ident, $chunks:ident;)*) => {$(
         impl SegmentedReduction<$t> for $op {
             fn kernels() -> SegmentedKernels {
                 SegmentedKernels {
@@ -249,6 +288,8 @@ macro_rules! builtin {
                     tile16: &warpsafe_entry::segmented::$tile16,
                     warp: &warpsafe_entry::segmented::$warp,
                     block: &warpsafe_entry::segmented::$block,
+                    balanced_batches: &warpsafe_entry::segmented::$batches,
+                    balanced_chunks: &warpsafe_entry::segmented::$chunks,
                 }
             }
         }
@@ -256,24 +297,24 @@ macro_rules! builtin {
 }
 
 builtin! {
-    Sum f32 => warpsafe_segreduce_sum_f32_thread, warpsafe_segreduce_sum_f32_tile4, warpsafe_segreduce_sum_f32_tile16, warpsafe_segreduce_sum_f32_warp, warpsafe_segreduce_sum_f32_block;
-    Sum f64 => warpsafe_segreduce_sum_f64_thread, warpsafe_segreduce_sum_f64_tile4, warpsafe_segreduce_sum_f64_tile16, warpsafe_segreduce_sum_f64_warp, warpsafe_segreduce_sum_f64_block;
-    Sum i32 => warpsafe_segreduce_sum_i32_thread, warpsafe_segreduce_sum_i32_tile4, warpsafe_segreduce_sum_i32_tile16, warpsafe_segreduce_sum_i32_warp, warpsafe_segreduce_sum_i32_block;
-    Sum u32 => warpsafe_segreduce_sum_u32_thread, warpsafe_segreduce_sum_u32_tile4, warpsafe_segreduce_sum_u32_tile16, warpsafe_segreduce_sum_u32_warp, warpsafe_segreduce_sum_u32_block;
-    Sum i64 => warpsafe_segreduce_sum_i64_thread, warpsafe_segreduce_sum_i64_tile4, warpsafe_segreduce_sum_i64_tile16, warpsafe_segreduce_sum_i64_warp, warpsafe_segreduce_sum_i64_block;
-    Sum u64 => warpsafe_segreduce_sum_u64_thread, warpsafe_segreduce_sum_u64_tile4, warpsafe_segreduce_sum_u64_tile16, warpsafe_segreduce_sum_u64_warp, warpsafe_segreduce_sum_u64_block;
-    Min f32 => warpsafe_segreduce_min_f32_thread, warpsafe_segreduce_min_f32_tile4, warpsafe_segreduce_min_f32_tile16, warpsafe_segreduce_min_f32_warp, warpsafe_segreduce_min_f32_block;
-    Min f64 => warpsafe_segreduce_min_f64_thread, warpsafe_segreduce_min_f64_tile4, warpsafe_segreduce_min_f64_tile16, warpsafe_segreduce_min_f64_warp, warpsafe_segreduce_min_f64_block;
-    Min i32 => warpsafe_segreduce_min_i32_thread, warpsafe_segreduce_min_i32_tile4, warpsafe_segreduce_min_i32_tile16, warpsafe_segreduce_min_i32_warp, warpsafe_segreduce_min_i32_block;
-    Min u32 => warpsafe_segreduce_min_u32_thread, warpsafe_segreduce_min_u32_tile4, warpsafe_segreduce_min_u32_tile16, warpsafe_segreduce_min_u32_warp, warpsafe_segreduce_min_u32_block;
-    Min i64 => warpsafe_segreduce_min_i64_thread, warpsafe_segreduce_min_i64_tile4, warpsafe_segreduce_min_i64_tile16, warpsafe_segreduce_min_i64_warp, warpsafe_segreduce_min_i64_block;
-    Min u64 => warpsafe_segreduce_min_u64_thread, warpsafe_segreduce_min_u64_tile4, warpsafe_segreduce_min_u64_tile16, warpsafe_segreduce_min_u64_warp, warpsafe_segreduce_min_u64_block;
-    Max f32 => warpsafe_segreduce_max_f32_thread, warpsafe_segreduce_max_f32_tile4, warpsafe_segreduce_max_f32_tile16, warpsafe_segreduce_max_f32_warp, warpsafe_segreduce_max_f32_block;
-    Max f64 => warpsafe_segreduce_max_f64_thread, warpsafe_segreduce_max_f64_tile4, warpsafe_segreduce_max_f64_tile16, warpsafe_segreduce_max_f64_warp, warpsafe_segreduce_max_f64_block;
-    Max i32 => warpsafe_segreduce_max_i32_thread, warpsafe_segreduce_max_i32_tile4, warpsafe_segreduce_max_i32_tile16, warpsafe_segreduce_max_i32_warp, warpsafe_segreduce_max_i32_block;
-    Max u32 => warpsafe_segreduce_max_u32_thread, warpsafe_segreduce_max_u32_tile4, warpsafe_segreduce_max_u32_tile16, warpsafe_segreduce_max_u32_warp, warpsafe_segreduce_max_u32_block;
-    Max i64 => warpsafe_segreduce_max_i64_thread, warpsafe_segreduce_max_i64_tile4, warpsafe_segreduce_max_i64_tile16, warpsafe_segreduce_max_i64_warp, warpsafe_segreduce_max_i64_block;
-    Max u64 => warpsafe_segreduce_max_u64_thread, warpsafe_segreduce_max_u64_tile4, warpsafe_segreduce_max_u64_tile16, warpsafe_segreduce_max_u64_warp, warpsafe_segreduce_max_u64_block;
+    Sum f32 => warpsafe_segreduce_sum_f32_thread, warpsafe_segreduce_sum_f32_tile4, warpsafe_segreduce_sum_f32_tile16, warpsafe_segreduce_sum_f32_warp, warpsafe_segreduce_sum_f32_block, warpsafe_segreduce_sum_f32_batches, warpsafe_segreduce_sum_f32_chunks;
+    Sum f64 => warpsafe_segreduce_sum_f64_thread, warpsafe_segreduce_sum_f64_tile4, warpsafe_segreduce_sum_f64_tile16, warpsafe_segreduce_sum_f64_warp, warpsafe_segreduce_sum_f64_block, warpsafe_segreduce_sum_f64_batches, warpsafe_segreduce_sum_f64_chunks;
+    Sum i32 => warpsafe_segreduce_sum_i32_thread, warpsafe_segreduce_sum_i32_tile4, warpsafe_segreduce_sum_i32_tile16, warpsafe_segreduce_sum_i32_warp, warpsafe_segreduce_sum_i32_block, warpsafe_segreduce_sum_i32_batches, warpsafe_segreduce_sum_i32_chunks;
+    Sum u32 => warpsafe_segreduce_sum_u32_thread, warpsafe_segreduce_sum_u32_tile4, warpsafe_segreduce_sum_u32_tile16, warpsafe_segreduce_sum_u32_warp, warpsafe_segreduce_sum_u32_block, warpsafe_segreduce_sum_u32_batches, warpsafe_segreduce_sum_u32_chunks;
+    Sum i64 => warpsafe_segreduce_sum_i64_thread, warpsafe_segreduce_sum_i64_tile4, warpsafe_segreduce_sum_i64_tile16, warpsafe_segreduce_sum_i64_warp, warpsafe_segreduce_sum_i64_block, warpsafe_segreduce_sum_i64_batches, warpsafe_segreduce_sum_i64_chunks;
+    Sum u64 => warpsafe_segreduce_sum_u64_thread, warpsafe_segreduce_sum_u64_tile4, warpsafe_segreduce_sum_u64_tile16, warpsafe_segreduce_sum_u64_warp, warpsafe_segreduce_sum_u64_block, warpsafe_segreduce_sum_u64_batches, warpsafe_segreduce_sum_u64_chunks;
+    Min f32 => warpsafe_segreduce_min_f32_thread, warpsafe_segreduce_min_f32_tile4, warpsafe_segreduce_min_f32_tile16, warpsafe_segreduce_min_f32_warp, warpsafe_segreduce_min_f32_block, warpsafe_segreduce_min_f32_batches, warpsafe_segreduce_min_f32_chunks;
+    Min f64 => warpsafe_segreduce_min_f64_thread, warpsafe_segreduce_min_f64_tile4, warpsafe_segreduce_min_f64_tile16, warpsafe_segreduce_min_f64_warp, warpsafe_segreduce_min_f64_block, warpsafe_segreduce_min_f64_batches, warpsafe_segreduce_min_f64_chunks;
+    Min i32 => warpsafe_segreduce_min_i32_thread, warpsafe_segreduce_min_i32_tile4, warpsafe_segreduce_min_i32_tile16, warpsafe_segreduce_min_i32_warp, warpsafe_segreduce_min_i32_block, warpsafe_segreduce_min_i32_batches, warpsafe_segreduce_min_i32_chunks;
+    Min u32 => warpsafe_segreduce_min_u32_thread, warpsafe_segreduce_min_u32_tile4, warpsafe_segreduce_min_u32_tile16, warpsafe_segreduce_min_u32_warp, warpsafe_segreduce_min_u32_block, warpsafe_segreduce_min_u32_batches, warpsafe_segreduce_min_u32_chunks;
+    Min i64 => warpsafe_segreduce_min_i64_thread, warpsafe_segreduce_min_i64_tile4, warpsafe_segreduce_min_i64_tile16, warpsafe_segreduce_min_i64_warp, warpsafe_segreduce_min_i64_block, warpsafe_segreduce_min_i64_batches, warpsafe_segreduce_min_i64_chunks;
+    Min u64 => warpsafe_segreduce_min_u64_thread, warpsafe_segreduce_min_u64_tile4, warpsafe_segreduce_min_u64_tile16, warpsafe_segreduce_min_u64_warp, warpsafe_segreduce_min_u64_block, warpsafe_segreduce_min_u64_batches, warpsafe_segreduce_min_u64_chunks;
+    Max f32 => warpsafe_segreduce_max_f32_thread, warpsafe_segreduce_max_f32_tile4, warpsafe_segreduce_max_f32_tile16, warpsafe_segreduce_max_f32_warp, warpsafe_segreduce_max_f32_block, warpsafe_segreduce_max_f32_batches, warpsafe_segreduce_max_f32_chunks;
+    Max f64 => warpsafe_segreduce_max_f64_thread, warpsafe_segreduce_max_f64_tile4, warpsafe_segreduce_max_f64_tile16, warpsafe_segreduce_max_f64_warp, warpsafe_segreduce_max_f64_block, warpsafe_segreduce_max_f64_batches, warpsafe_segreduce_max_f64_chunks;
+    Max i32 => warpsafe_segreduce_max_i32_thread, warpsafe_segreduce_max_i32_tile4, warpsafe_segreduce_max_i32_tile16, warpsafe_segreduce_max_i32_warp, warpsafe_segreduce_max_i32_block, warpsafe_segreduce_max_i32_batches, warpsafe_segreduce_max_i32_chunks;
+    Max u32 => warpsafe_segreduce_max_u32_thread, warpsafe_segreduce_max_u32_tile4, warpsafe_segreduce_max_u32_tile16, warpsafe_segreduce_max_u32_warp, warpsafe_segreduce_max_u32_block, warpsafe_segreduce_max_u32_batches, warpsafe_segreduce_max_u32_chunks;
+    Max i64 => warpsafe_segreduce_max_i64_thread, warpsafe_segreduce_max_i64_tile4, warpsafe_segreduce_max_i64_tile16, warpsafe_segreduce_max_i64_warp, warpsafe_segreduce_max_i64_block, warpsafe_segreduce_max_i64_batches, warpsafe_segreduce_max_i64_chunks;
+    Max u64 => warpsafe_segreduce_max_u64_thread, warpsafe_segreduce_max_u64_tile4, warpsafe_segreduce_max_u64_tile16, warpsafe_segreduce_max_u64_warp, warpsafe_segreduce_max_u64_block, warpsafe_segreduce_max_u64_batches, warpsafe_segreduce_max_u64_chunks;
 }
 
 /// How one call gives its segments.
@@ -291,6 +332,10 @@ pub struct SegmentedReducer<T: Pod, O: SegmentedReduction<T>> {
     /// One wave of resident blocks per strategy, in the same order.
     resident: Vec<u32>,
     options: SegmentedOptions,
+    /// The balanced strategy's chunk kernel and its wave of resident blocks.
+    chunks: (Function, u32),
+    /// The balanced strategy's scratch, grown with the input (`None` before its first use).
+    scratch: Option<LongScratch<T>>,
     /// The device's error word (module docs).
     error: DeviceBuffer<u64>,
     /// The stream of the waiting calls.
@@ -327,6 +372,11 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         if options.max_blocks == Some(0) {
             return Err(Error::unsupported("a segmented reduction with at most 0 blocks"));
         }
+        if options.long_elements == Some(0) || options.chunk_elements == Some(0) {
+            return Err(Error::unsupported(
+                "a balanced segmented reduction with long segments or chunks of 0 elements",
+            ));
+        }
         let kernels = O::kernels();
         let module = device.load(&kernels.program)?;
         let mut functions = Vec::new();
@@ -337,20 +387,20 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
             kernels.tile16,
             kernels.warp,
             kernels.block,
+            kernels.balanced_batches,
         ]) {
             let function = module.untyped_kernel(untyped)?;
-            let per_sm = device.max_active_blocks_per_multiprocessor(
-                &function,
-                BLOCK_THREADS,
-                Self::shared_bytes(strategy),
-            )?;
-            resident.push((per_sm.max(1)).saturating_mul(device.multiprocessor_count().max(1)));
+            resident.push(Self::wave(device, &function, Self::shared_bytes(strategy))?);
             functions.push(function);
         }
+        let chunks = module.untyped_kernel(kernels.balanced_chunks)?;
+        let chunks_resident = Self::wave(device, &chunks, kernel::shared_bytes::<T>() as u32)?;
         Ok(SegmentedReducer {
             device: device.clone(),
             functions,
             resident,
+            chunks: (chunks, chunks_resident),
+            scratch: None,
             options,
             error: device.upload(&[NO_ERROR])?,
             stream: device.stream()?,
@@ -368,11 +418,11 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         self.options.strategy = strategy;
     }
 
-    /// The strategy an offsets call over `len` elements in `segments` segments uses: the
-    /// options' one, or [`SegmentStrategy::for_average`] for `Auto`.
-    pub fn strategy_for(&self, len: u64, segments: u64) -> SegmentStrategy {
+    /// The strategy an offsets call uses: the options' one, or
+    /// [`SegmentStrategy::Balanced`] for `Auto`, whatever the lengths.
+    pub fn strategy_for_offsets(&self) -> SegmentStrategy {
         match self.options.strategy {
-            SegmentStrategy::Auto => SegmentStrategy::for_average(len, segments),
+            SegmentStrategy::Auto => SegmentStrategy::Balanced,
             chosen => chosen,
         }
     }
@@ -386,7 +436,14 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         }
     }
 
-    /// Dynamic shared memory of a strategy's launch: only the block strategy uses any.
+    /// One wave of resident blocks of `function` (multiprocessors times its occupancy).
+    fn wave(device: &Device, function: &Function, shared_bytes: u32) -> Result<u32, Error> {
+        let per_sm = device.max_active_blocks_per_multiprocessor(function, BLOCK_THREADS, shared_bytes)?;
+        Ok(per_sm.max(1).saturating_mul(device.multiprocessor_count().max(1)))
+    }
+
+    /// Dynamic shared memory of a strategy's launch: only the block strategy uses any
+    /// (and the balanced strategy's chunk kernel, launched apart).
     fn shared_bytes(strategy: SegmentStrategy) -> u32 {
         if strategy == SegmentStrategy::Block {
             kernel::shared_bytes::<T>() as u32
@@ -409,7 +466,8 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         // SAFETY: both buffers are borrowed (the output mutably) until the stream is
         // synchronised below.
         unsafe { self.enqueue(None, input, Form::Fixed(segment_len), output)? };
-        self.stream.synchronize()
+        let done = self.stream.synchronize();
+        self.forget_scratch_on_error(done)
     }
 
     /// `output[s]` = the reduction of `input[offsets[s] .. offsets[s + 1]]` for the
@@ -427,7 +485,8 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         // SAFETY: the buffers are borrowed (the output mutably) until the stream is
         // synchronised below.
         unsafe { self.enqueue(None, input, Form::Offsets(offsets), output)? };
-        self.stream.synchronize()?;
+        let done = self.stream.synchronize();
+        self.forget_scratch_on_error(done)?;
         let code = self.error.download()?[0];
         if code == NO_ERROR {
             return Ok(());
@@ -445,7 +504,8 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
     ///
     /// # Safety
     /// Both buffers stay alive, and nothing else accesses them, until `stream` has run
-    /// the launch.
+    /// the launch; with [`SegmentStrategy::Balanced`] chosen, no launch of this reducer on
+    /// another stream is running (they share its scratch).
     ///
     /// # Errors
     /// See the module docs.
@@ -466,7 +526,8 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
     /// # Safety
     /// The three buffers stay alive, and nothing else accesses them (the offsets and
     /// input may be read), until `stream` has run the launch; no launch of this reducer on
-    /// another stream is running (they share the error word).
+    /// another stream is running (they share the error word and the balanced strategy's
+    /// scratch).
     ///
     /// # Errors
     /// See the module docs.
@@ -492,13 +553,13 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         form: Form<'_>,
         output: &DeviceBuffer<T>,
     ) -> Result<(), Error> {
-        let stream = stream.unwrap_or(&self.stream);
         let device = &self.device;
+        let stream_on = stream.unwrap_or(&self.stream).is_on(device);
         let offsets_on = match form {
             Form::Fixed(_) => true,
             Form::Offsets(offsets) => offsets.is_on(device),
         };
-        if !(input.is_on(device) && output.is_on(device) && stream.is_on(device) && offsets_on) {
+        if !(input.is_on(device) && output.is_on(device) && stream_on && offsets_on) {
             return Err(Error::unsupported(format!(
                 "segmented reduce: a buffer or stream of another device than {}",
                 device.name()
@@ -520,16 +581,23 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         if segments == 0 {
             return Ok(());
         }
-        let strategy = match form {
+        let mut strategy = match form {
             Form::Fixed(_) => self.strategy_for_fixed(len, segment_len),
-            Form::Offsets(_) => self.strategy_for(len, segments),
+            Form::Offsets(_) => self.strategy_for_offsets(),
         };
+        let mut limits = None;
+        if strategy == SegmentStrategy::Balanced {
+            limits = self.long_limits(len, segments);
+            if limits.is_none() {
+                strategy = SegmentStrategy::for_average(len, segments);
+            }
+        }
         let lanes = strategy.lanes().unwrap_or(1);
         let index = strategy.index();
-        let wanted = if strategy == SegmentStrategy::Block {
-            segments
-        } else {
-            segments.saturating_mul(lanes).div_ceil(BLOCK_THREADS as u64)
+        let wanted = match strategy {
+            SegmentStrategy::Block => segments,
+            SegmentStrategy::Balanced => segments.div_ceil(BLOCK_THREADS as u64),
+            _ => segments.saturating_mul(lanes).div_ceil(BLOCK_THREADS as u64),
         };
         let cap = self.options.max_blocks.unwrap_or(u32::MAX).min(self.resident[index]);
         let blocks = wanted.min(cap as u64).max(1) as u32;
@@ -540,15 +608,162 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         let (mut input, mut len, mut offsets, mut segment_len, mut segments) =
             (input.device_address(), len, offsets, segment_len, segments);
         let (mut output, mut error) = (output.device_address(), self.error.device_address());
-        let args = kernel_args![input, len, offsets, segment_len, segments, output, error];
-        // SAFETY: the kernel (input, len, offsets, segment_len, segments, out, error) of
-        // `warpsafe::segmented_reduce_kernels!`: a 1-D launch of BLOCK_THREADS (a multiple
-        // of 32) with the block strategy's shared bytes; `input` holds `len` elements; for
-        // the fixed form `offsets` is null, segment_len > 0 and segments = ceil(len /
-        // segment_len); otherwise `offsets` holds segments + 1 u64s; the output holds at
-        // least `segments` elements; the error word is this reducer's, used by one launch
-        // at a time (caller); all buffers are the caller's, alive and untouched until the
-        // stream has run the launch.
-        unsafe { self.device.launch_raw_on(stream, &self.functions[index], config, &args) }
+        let Some(limits) = limits else {
+            let stream = stream.unwrap_or(&self.stream);
+            let args = kernel_args![input, len, offsets, segment_len, segments, output, error];
+            // SAFETY: the kernel (input, len, offsets, segment_len, segments, out, error) of
+            // `warpsafe::segmented_reduce_kernels!`: a 1-D launch of BLOCK_THREADS (a
+            // multiple of 32) with the block strategy's shared bytes; `input` holds `len`
+            // elements; for the fixed form `offsets` is null, segment_len > 0 and segments =
+            // ceil(len / segment_len); otherwise `offsets` holds segments + 1 u64s; the
+            // output holds at least `segments` elements; the error word is this reducer's,
+            // used by one launch at a time (caller); all buffers are the caller's, alive and
+            // untouched until the stream has run the launch.
+            return unsafe { self.device.launch_raw_on(stream, &self.functions[index], config, &args) };
+        };
+        self.grow_scratch(stream, limits)?;
+        let stream = stream.unwrap_or(&self.stream);
+        let scratch = self.scratch.as_ref().expect("grown just above");
+        let (mut control, mut descriptors, mut tickets, mut partials) = (
+            scratch.control.device_address(),
+            scratch.descriptors.device_address(),
+            scratch.tickets.device_address(),
+            scratch.partials.device_address(),
+        );
+        let (mut descriptor_capacity, mut chunk_capacity) = scratch.capacity();
+        let (mut long_elements, mut chunk_elements) = (limits.long_elements, limits.chunk_elements);
+        let args = kernel_args![
+            input,
+            len,
+            offsets,
+            segment_len,
+            segments,
+            output,
+            error,
+            control,
+            descriptors,
+            tickets,
+            partials,
+            descriptor_capacity,
+            chunk_capacity,
+            long_elements,
+            chunk_elements
+        ];
+        // SAFETY: the balanced batch kernel of `warpsafe::segmented_reduce_kernels!`, its
+        // parameter list: a 1-D launch of BLOCK_THREADS (a multiple of 32); the segments,
+        // output and error word as for the other strategies (above); the scratch is this
+        // reducer's, of the capacities passed, used by one launch pair at a time (caller),
+        // allocated zeroed and left zeroed by every chunk launch (`LongSegments`), and
+        // `limits.fit` checked the counter's fields for a wave of blocks (more than this
+        // grid) and the 32-bit tickets; the chunk kernel follows
+        // on the same stream below whenever a segment can be longer than `long_elements`.
+        let launched = unsafe { self.device.launch_raw_on(stream, &self.functions[index], config, &args) };
+        if launched.is_err() || len <= limits.long_elements {
+            return self.forget_scratch_on_error(launched);
+        }
+        let (chunks, resident) = &self.chunks;
+        let cap = self.options.max_blocks.unwrap_or(u32::MAX).min(*resident);
+        let config = LaunchConfig {
+            shared_mem_bytes: kernel::shared_bytes::<T>() as u32,
+            ..LaunchConfig::linear(chunk_capacity.min(cap as u64).max(1) as u32, BLOCK_THREADS)
+        };
+        // SAFETY: the balanced chunk kernel, with the same arguments, right after the batch
+        // kernel on the same stream; a 1-D launch with its dynamic shared memory, fewer than
+        // 2^32 blocks.
+        let launched = unsafe { self.device.launch_raw_on(stream, chunks, config, &args) };
+        self.forget_scratch_on_error(launched)
+    }
+
+    /// `result`, after dropping the balanced strategy's scratch when it is an error: a
+    /// launch pair that did not run to its end may have left the scratch's counters
+    /// non-zero, and the next call then allocates a zeroed one.
+    fn forget_scratch_on_error(&mut self, result: Result<(), Error>) -> Result<(), Error> {
+        if result.is_err() {
+            self.scratch = None;
+        }
+        result
+    }
+
+    /// The balanced strategy's limits for `segments` over `len` elements, `None` when the
+    /// scratch it needs would not fit the packed counter or 32-bit tickets (inputs far past
+    /// any memory of today: `Auto` then falls back to the average length's strategy).
+    fn long_limits(&self, len: u64, segments: u64) -> Option<LongLimits> {
+        let size = std::mem::size_of::<T>().max(1) as u64;
+        let long_elements = self.options.long_elements.unwrap_or((LONG_SEGMENT_BYTES / size).max(1));
+        let chunk_elements = self.options.chunk_elements.unwrap_or((CHUNK_BYTES / size).max(1));
+        let descriptors = (len / long_elements + 1).min(segments);
+        let chunks = (len / chunk_elements).checked_add(descriptors)?;
+        let limits = LongLimits { long_elements, chunk_elements, descriptors, chunks };
+        // Every batch launch has at most a wave of blocks.
+        let threads = self.resident[SegmentStrategy::Balanced.index()] as u64 * BLOCK_THREADS as u64;
+        limits.fit(threads, len).then_some(limits)
+    }
+
+    /// Makes the balanced strategy's scratch at least as large as `limits` asks: new
+    /// zeroed buffers after the stream has run every earlier launch (which may use the
+    /// old ones).
+    fn grow_scratch(&mut self, stream: Option<&Stream>, limits: LongLimits) -> Result<(), Error> {
+        if let Some(scratch) = &self.scratch {
+            let (descriptors, chunks) = scratch.capacity();
+            if descriptors >= limits.descriptors && chunks >= limits.chunks {
+                return Ok(());
+            }
+            stream.unwrap_or(&self.stream).synchronize()?;
+        }
+        let (descriptors, chunks) = match &self.scratch {
+            Some(old) => {
+                let (d, c) = old.capacity();
+                (d.max(limits.descriptors), c.max(limits.chunks))
+            }
+            None => (limits.descriptors, limits.chunks),
+        };
+        let device = &self.device;
+        self.scratch = Some(LongScratch {
+            control: device.alloc_zeroed(2)?,
+            descriptors: device.alloc_zeroed(descriptors as usize * DESCRIPTOR_WORDS)?,
+            tickets: device.alloc_zeroed(descriptors as usize)?,
+            partials: device.alloc_zeroed(chunks as usize)?,
+        });
+        Ok(())
+    }
+}
+
+/// The balanced strategy's limits for one call (`warpsafe::reduce::segmented::LongSegments`).
+#[derive(Clone, Copy)]
+struct LongLimits {
+    long_elements: u64,
+    chunk_elements: u64,
+    /// Descriptors the call may need: one per long segment.
+    descriptors: u64,
+    /// Chunks the call may need.
+    chunks: u64,
+}
+
+impl LongLimits {
+    /// Whether the packed counter's fields hold every value a batch launch of at most
+    /// `threads` threads over `len` elements can reach (`LongSegments`' limits), and
+    /// chunks fit 32-bit tickets.
+    fn fit(&self, threads: u64, len: u64) -> bool {
+        let threads = threads as u128;
+        let descriptors = self.descriptors as u128 + threads;
+        let chunks = self.chunks as u128 + threads * len.div_ceil(self.chunk_elements) as u128;
+        self.chunks < 1 << 32 && descriptors < 1 << (64 - CHUNK_BITS) && chunks < 1 << CHUNK_BITS
+    }
+}
+
+/// The balanced strategy's scratch (`warpsafe::reduce::segmented::LongSegments`): zeroed
+/// when allocated, and zero again after every launch pair.
+struct LongScratch<T> {
+    /// The packed counter and the grid ticket.
+    control: DeviceBuffer<u64>,
+    descriptors: DeviceBuffer<u64>,
+    tickets: DeviceBuffer<u32>,
+    partials: DeviceBuffer<T>,
+}
+
+impl<T: Pod> LongScratch<T> {
+    /// Descriptors and chunks it holds.
+    fn capacity(&self) -> (u64, u64) {
+        (self.tickets.len() as u64, self.partials.len() as u64)
     }
 }

@@ -25,13 +25,14 @@ use warpsafe_tests::{on_gpu, test_devices, test_program};
 const SEEDS: std::ops::Range<u64> = 0..3;
 
 /// `Auto` and every strategy.
-const STRATEGIES: [SegmentStrategy; 6] = [
+const STRATEGIES: [SegmentStrategy; 7] = [
     SegmentStrategy::Auto,
     SegmentStrategy::Thread,
     SegmentStrategy::Tile4,
     SegmentStrategy::Tile16,
     SegmentStrategy::Warp,
     SegmentStrategy::Block,
+    SegmentStrategy::Balanced,
 ];
 
 // ---------------------------------------------------------------------------------------
@@ -116,6 +117,8 @@ impl SegmentedReduction<Affine> for Compose {
             tile16: &k::segreduce_affine_tile16,
             warp: &k::segreduce_affine_warp,
             block: &k::segreduce_affine_block,
+            balanced_batches: &k::segreduce_affine_batches,
+            balanced_chunks: &k::segreduce_affine_chunks,
         }
     }
 }
@@ -298,7 +301,7 @@ fn reduced_grids_loop_over_their_segments() {
     // One block: every worker takes many segments.
     for device in test_devices("segmented_one_block") {
         for strategy in SegmentStrategy::ALL {
-            let options = SegmentedOptions { strategy, max_blocks: Some(1) };
+            let options = SegmentedOptions { strategy, max_blocks: Some(1), ..Default::default() };
             let mut reducer = SegmentedReducer::<i32, Sum>::with_options(&device, options).unwrap();
             let lengths: Vec<u64> = (0..700).map(|s| s % 37).collect();
             let offsets = offsets_of(0, &lengths);
@@ -389,14 +392,13 @@ fn vector_loads_count_every_element_once_at_every_misalignment() {
     }
 }
 
-/// f32 sums of the power-law pattern in `strategy` on `device`, then of fixed lengths 1,
+/// f32 sums of the power-law pattern with `options` on `device`, then of fixed lengths 1,
 /// 2, 4, 8, 16 (the warp rows of the thread strategy) and 3 over 3 rows and a part, as
 /// bits.
-fn f32_sums(device: &Device, strategy: SegmentStrategy) -> Vec<u32> {
+fn f32_sums(device: &Device, options: SegmentedOptions) -> Vec<u32> {
     let lengths = patterns(1).into_iter().find(|(name, _)| *name == "power law").unwrap().1;
     let offsets = offsets_of(0, &lengths);
     let data: Vec<f32> = random(*offsets.last().unwrap() as usize, 99).into_iter().map(f32::of).collect();
-    let options = SegmentedOptions { strategy, max_blocks: None };
     let mut reducer = SegmentedReducer::<f32, Sum>::with_options(device, options).unwrap();
     let mut output = device.alloc_zeroed::<f32>(lengths.len()).unwrap();
     reducer
@@ -414,8 +416,17 @@ fn f32_sums(device: &Device, strategy: SegmentStrategy) -> Vec<u32> {
 
 #[test]
 fn float_results_are_bit_identical_across_runs_seeds_and_backends() {
-    for strategy in SegmentStrategy::ALL {
-        let reference = f32_sums(&Device::emulator_with(Options { seed: 0, ..Options::default() }), strategy);
+    let default = |strategy| SegmentedOptions { strategy, ..Default::default() };
+    // The balanced strategy with its default limits (the two huge segments in chunks) and
+    // with tiny ones (most segments in many chunks).
+    let tiny = SegmentedOptions {
+        long_elements: Some(64),
+        chunk_elements: Some(32),
+        ..default(SegmentStrategy::Balanced)
+    };
+    for options in SegmentStrategy::ALL.map(default).into_iter().chain([tiny]) {
+        let strategy = (options.strategy, options.long_elements);
+        let reference = f32_sums(&Device::emulator_with(Options { seed: 0, ..Options::default() }), options);
         for seed in SEEDS {
             for blocks in [1, 8] {
                 let device = Device::emulator_with(Options {
@@ -424,7 +435,7 @@ fn float_results_are_bit_identical_across_runs_seeds_and_backends() {
                     ..Options::default()
                 });
                 assert_eq!(
-                    f32_sums(&device, strategy),
+                    f32_sums(&device, options),
                     reference,
                     "{strategy:?}, seed {seed}, {blocks} resident blocks"
                 );
@@ -433,13 +444,132 @@ fn float_results_are_bit_identical_across_runs_seeds_and_backends() {
         for device in test_devices("segmented_determinism") {
             for run in 0..3 {
                 assert_eq!(
-                    f32_sums(&device, strategy),
+                    f32_sums(&device, options),
                     reference,
                     "{strategy:?} on {}, run {run}",
                     device.name()
                 );
             }
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The balanced strategy with tiny limits
+
+/// `(long_elements, chunk_elements)` of the balanced tests: tiny, so that the emulator
+/// runs many chunks and descriptors (16, 16: a long segment of one chunk plus one
+/// element; 24, 5: many chunks per segment; 64, 32: the power law's segments in chunks).
+const BALANCED_LIMITS: [(u64, u64); 3] = [(16, 16), (24, 5), (64, 32)];
+
+/// Chunks an emulated pattern may have (each chunk is a block's turn: emulated threads
+/// cost).
+const EMULATED_CHUNKS: u64 = 300;
+
+/// Segment lengths around the balanced limits: exactly `long` and `long + 1`, one chunk
+/// plus one element, whole chunks and one more, short ones between them.
+fn around_limits(long: u64, chunk: u64) -> Vec<u64> {
+    vec![
+        0,
+        long,
+        long + 1,
+        chunk + 1,
+        1,
+        2 * chunk,
+        2 * chunk + 1,
+        long - 1,
+        7 * chunk + 3,
+        0,
+        long + 1,
+        300,
+        3,
+        long,
+    ]
+}
+
+/// `T` with `O` in the balanced strategy (and `Auto`, which is it for offsets) with tiny limits,
+/// on every pattern and the lengths around the limits, each called twice in a row (the
+/// second call finds the scratch as the first left it: reset).
+fn check_balanced<T: Element, O: SegmentedReduction<T>>(device: &Device, what: &str) {
+    let scale = if on_gpu(device) { 40 } else { 1 };
+    let max_blocks = if on_gpu(device) { None } else { Some(3) };
+    for (long, chunk) in BALANCED_LIMITS {
+        let options = SegmentedOptions {
+            max_blocks,
+            long_elements: Some(long),
+            chunk_elements: Some(chunk),
+            ..Default::default()
+        };
+        let mut reducer = SegmentedReducer::<T, O>::with_options(device, options).unwrap();
+        let mut cases = patterns(scale);
+        cases.push(("around the limits", around_limits(long, chunk)));
+        // Auto is the balanced strategy for offsets: checked with the first limits only.
+        let auto = (long, chunk) == BALANCED_LIMITS[0];
+        for strategy in [SegmentStrategy::Balanced, SegmentStrategy::Auto] {
+            if strategy == SegmentStrategy::Auto && !auto {
+                continue;
+            }
+            reducer.set_strategy(strategy);
+            for (name, lengths) in &cases {
+                if !on_gpu(device) && lengths.iter().sum::<u64>() / chunk > EMULATED_CHUNKS {
+                    continue;
+                }
+                let offsets = offsets_of(5, lengths);
+                let n = *offsets.last().unwrap() as usize + 1;
+                let data: Vec<T> = random(n, n as u64 ^ long).into_iter().map(T::of).collect();
+                let (expected, exact) = model(&data, &offsets, O::default());
+                let input = device.upload(&data).unwrap();
+                let offsets_buffer = device.upload(&offsets).unwrap();
+                for call in 0..2 {
+                    let sentinel = T::of(0xbeef + call);
+                    let mut output = device.upload(&vec![sentinel; lengths.len() + 1]).unwrap();
+                    reducer.reduce_offsets(&input, &offsets_buffer, &mut output).unwrap();
+                    let got = output.download().unwrap();
+                    let case = format!("{what} {strategy:?} long {long} chunk {chunk} {name}, call {call}");
+                    compare(&got[..lengths.len()], &expected, &exact, lengths, &case);
+                    assert_eq!(got[lengths.len()], sentinel, "{case}: wrote past the segments");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn balanced_splits_long_segments_into_chunks() {
+    for device in test_devices("segmented_balanced") {
+        check_balanced::<i32, Sum>(&device, "i32 sum");
+        check_balanced::<u64, Max>(&device, "u64 max");
+        check_balanced::<f32, Sum>(&device, "f32 sum");
+        check_balanced::<f64, Min>(&device, "f64 min");
+        check_balanced::<Affine, Compose>(&device, "affine composition");
+    }
+}
+
+#[test]
+fn balanced_bad_offsets_never_overflow_the_scratch() {
+    // Valid segments that overlap across bad ones ([0, 10) three times, [2, 10) once): more
+    // long elements than the input holds, so more chunks than the scratch has room for.
+    // Those the scratch cannot take are reduced by the batch kernel's warps instead.
+    for device in test_devices("segmented_balanced_bad") {
+        let options =
+            SegmentedOptions { long_elements: Some(2), chunk_elements: Some(2), ..Default::default() };
+        let mut reducer = SegmentedReducer::<i32, Sum>::with_options(&device, options).unwrap();
+        let data: Vec<i32> = (1..=10).collect();
+        let input = device.upload(&data).unwrap();
+        let offsets = device.upload(&[0u64, 10, 0, 10, 0, 10, 2, 10, 3]).unwrap();
+        for call in 0..2 {
+            let mut output = device.upload(&[-1i32; 8]).unwrap();
+            assert_eq!(
+                invalid(reducer.reduce_offsets(&input, &offsets, &mut output)),
+                SegmentsProblem::NotMonotonic { segment: 1 },
+                "call {call}"
+            );
+            assert_eq!(output.download().unwrap(), [55, 0, 55, 0, 55, 0, 52, 0], "call {call}");
+        }
+        // And a good call after them: the scratch was left clean.
+        let mut output = device.alloc_zeroed::<i32>(2).unwrap();
+        reducer.reduce_offsets(&input, &device.upload(&[0u64, 7, 10]).unwrap(), &mut output).unwrap();
+        assert_eq!(output.download().unwrap(), [28, 27]);
     }
 }
 
@@ -549,6 +679,12 @@ fn auto_picks_by_average_length() {
     assert_eq!(pick(1024 << 10, 1 << 10), SegmentStrategy::Warp);
     assert_eq!(pick(65536 << 10, 1 << 10), SegmentStrategy::Block);
     assert_eq!(pick(0, 0), SegmentStrategy::Thread);
+    // Auto: balanced for offsets (whatever the lengths); for a fixed length the warp rows
+    // (32 bytes of i32) or else the average.
+    let reducer = SegmentedReducer::<i32, Sum>::new(&Device::emulator()).unwrap();
+    assert_eq!(reducer.strategy_for_offsets(), SegmentStrategy::Balanced);
+    assert_eq!(reducer.strategy_for_fixed(8 << 20, 8), SegmentStrategy::Thread);
+    assert_eq!(reducer.strategy_for_fixed(12 << 20, 12), SegmentStrategy::Tile4);
 }
 
 // ---------------------------------------------------------------------------------------

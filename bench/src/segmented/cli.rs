@@ -57,6 +57,7 @@ pub fn strategy_name(s: SegmentStrategy) -> &'static str {
         SegmentStrategy::Tile16 => "tile16",
         SegmentStrategy::Warp => "warp",
         SegmentStrategy::Block => "block",
+        SegmentStrategy::Balanced => "balanced",
     }
 }
 
@@ -68,7 +69,7 @@ pub fn strategies() -> impl Iterator<Item = SegmentStrategy> {
 fn parse_strategy(s: &str) -> Result<SegmentStrategy, String> {
     strategies()
         .find(|&st| strategy_name(st) == s)
-        .ok_or_else(|| format!("unknown strategy '{s}' (auto, thread, tile4, tile16, warp, block)"))
+        .ok_or_else(|| format!("unknown strategy '{s}' (auto, thread, tile4, tile16, warp, block, balanced)"))
 }
 
 fn parse_pattern(s: &str) -> Result<Pattern, String> {
@@ -98,7 +99,7 @@ struct Cli {
     /// 65536 and power-law). A fixed length longer than the input is skipped at that size.
     #[arg(long, value_delimiter = ',', value_parser = parse_pattern)]
     patterns: Option<Vec<Pattern>>,
-    /// warpsafe's strategies among auto, thread, tile4, tile16, warp, block, each measured
+    /// warpsafe's strategies among auto, thread, tile4, tile16, warp, block, balanced, each measured
     /// (default auto; the targets judge auto).
     #[arg(long, value_delimiter = ',', value_parser = parse_strategy)]
     strategy: Option<Vec<SegmentStrategy>>,

@@ -26,9 +26,16 @@
 //! | tile of 4 or 16 lanes | [`tile_per_segment`]`::<_, _, 4>`, `::<_, _, 16>` | an aligned [`Tile`] of the warp, combined with the tile's shuffles (without the per-call presence check, which the launch shape proves) |
 //! | warp | [`tile_per_segment`]`::<_, _, 32>` | a whole warp |
 //! | block | [`block_per_segment`] | a whole block, combined with [`block::reduce`] |
+//! | balanced | [`balanced_batches`], then [`balanced_chunks`] | by the segment's own length: its lane (tiny), a tile of 4 (short), a warp (medium), or chunks of it spread over every block and folded by a ticket protocol (long) |
 //!
 //! Workers take segments `w`, `w + workers`, `w + 2 workers`, ... (grid-stride), so any
-//! grid size covers any segment count.
+//! grid size covers any segment count. The balanced strategy is for offsets whose lengths
+//! vary wildly (a power law with a few huge segments): the others give every segment the
+//! same workers, so one huge segment is read by one tile, warp or block while the rest of
+//! the grid idles; the balanced strategy looks at each length (its warps read 32
+//! neighbouring offsets at once) and cuts segments longer than [`LONG_SEGMENT_BYTES`]
+//! into chunks of [`CHUNK_BYTES`] that all blocks share ([`LongSegments`] describes the
+//! hand-off and its memory-ordering argument).
 //!
 //! # Which rank reads what, and the order of combination
 //! Inside one segment, `r` ranks (lanes of the tile, threads of the block) share the
@@ -83,7 +90,9 @@ use bytemuck::Pod;
 
 use super::{block, grid};
 use crate::arch::{self, WARP_SIZE};
-use crate::atomic::{DeviceAtomicU64, Relaxed};
+use crate::atomic::{DeviceAtomicU32, DeviceAtomicU64, Relaxed};
+use crate::barrier;
+use crate::fence;
 use crate::group::{Group, Tile, Warp};
 use crate::op::Operator;
 use crate::shared;
@@ -531,15 +540,465 @@ pub unsafe fn block_per_segment<T: Pod, Op: Operator<T>>(segments: Segments<T>, 
     }
 }
 
+/// Segments of at most this many bytes (one vector's) are tiny for [`balanced_batches`]:
+/// the lane that measured one reduces it alone, as the thread strategy does.
+pub const TINY_BYTES: u64 = 16;
+
+/// Longer segments of at most this many bytes are short for [`balanced_batches`]: a tile of
+/// [`SHORT_LANES`] lanes reduces each (up to 16 vectors: 4 per lane).
+pub const SHORT_BYTES: u64 = 256;
+
+/// Lanes of the tile that reduces one short segment in [`balanced_batches`].
+pub const SHORT_LANES: u32 = 4;
+
+/// The host's default for [`LongSegments`]' `long_elements`, in bytes: segments longer than
+/// this go to [`balanced_chunks`]; up to it a warp reduces one (at most 16 vectors per
+/// lane, so a warp is done after a few round trips to memory).
+pub const LONG_SEGMENT_BYTES: u64 = 8 << 10;
+
+/// The host's default for [`LongSegments`]' `chunk_elements`, in bytes: the share of a long
+/// segment one block of [`balanced_chunks`] reads (4 vectors per thread of a block of
+/// [`BLOCK_THREADS`]), small enough that the three `len / 16` segments of a power-law mix
+/// of 2^24 `f32`s give every resident block of an H100 a chunk, large enough that the
+/// per-chunk ticket costs little.
+pub const CHUNK_BYTES: u64 = 16 << 10;
+
+/// Bits of the packed counter (see [`LongSegments`]) below the descriptor count: the
+/// chunk count.
+pub const CHUNK_BITS: u32 = 40;
+
+/// `u64` words per long-segment descriptor: segment, begin, end, first chunk.
+pub const DESCRIPTOR_WORDS: usize = 4;
+
+/// The scratch the balanced strategy ([`balanced_batches`] then [`balanced_chunks`])
+/// hands long segments over in, with its limits. The host owns it, allocates it zeroed,
+/// and never writes it afterwards: the kernels leave it as they found it (see below).
+///
+/// - `control[0]`, the *packed counter*: `(descriptors << CHUNK_BITS) | chunks`, the long
+///   segments handed off so far and their chunks. A segment of `n` elements takes
+///   descriptor `old >> CHUNK_BITS` and chunks `old & (2^CHUNK_BITS - 1) ..` plus
+///   `ceil(n / chunk_elements)` with one 64-bit `atom.add` of `(1 << CHUNK_BITS) |
+///   chunks` that returns `old`. Descriptors therefore come in index order with growing
+///   first chunks, the chunks of descriptor `d` right after those of `d - 1`.
+/// - `control[1]` (its low 32 bits): the chunk kernel's *grid ticket*.
+/// - `descriptors`: [`DESCRIPTOR_WORDS`] words per descriptor: segment, begin, end, first
+///   chunk; `tickets`: one `u32` per descriptor; `partials`: one `T` per chunk.
+///
+/// # Hand-off and memory order
+/// 1. [`balanced_batches`] reserves and writes descriptors with plain stores; the kernel
+///    boundary orders them (and the counter's additions) before [`balanced_chunks`],
+///    launched after it on the same stream.
+/// 2. In [`balanced_chunks`] the block that reduces chunk `c` of descriptor `d` writes
+///    `partials[c]` (a plain store by thread 0), then `fence.acq_rel.gpu` (release: the
+///    partial is visible at device scope before the ticket), then takes a ticket with one
+///    `atom.inc` on `tickets[d]` limited to `chunks(d) - 1`. The tickets of `d` form one
+///    chain of read-modify-writes, so the block that draws `chunks(d) - 1`, the last,
+///    reads from every other block's increment; its thread 0 then runs `fence.acq_rel.gpu`
+///    (acquire), and a block barrier hands that on to the rest of the block: every
+///    partial of `d` happens before the last block's reads of them, which fold them in
+///    chunk order and write `out[segment]`. This is the scheme of [`grid::GridBarrier`],
+///    with a ticket in place of the barrier's wait.
+/// 3. `atom.inc` stores 0 when it hands out the last ticket, so every ticket is 0 again
+///    when the launch ends (every chunk of a descriptor takes exactly one).
+/// 4. At its end every block of [`balanced_chunks`] meets at a block barrier (its threads'
+///    reads of the packed counter happen before it), then its thread 0 runs
+///    `fence.acq_rel.gpu` and takes a grid ticket (`atom.inc` limited to `blocks - 1`,
+///    back to 0 after the last). The block that draws the last ticket runs the fence again
+///    and stores 0 into the packed counter: every block's read of the counter happens
+///    before that store, so none can see it, and the next launch finds the counter at 0
+///    with no clearing launch.
+///
+/// # Limits
+/// A reservation needs room: a descriptor index below `descriptor_capacity` and its
+/// chunks ending at or below `chunk_capacity`. With offsets that are valid segment by
+/// segment, long segments do not overlap, so `len / long_elements + 1` descriptors and
+/// `len / chunk_elements + descriptors` chunks are always enough. Bad offsets can make
+/// valid segments overlap (`[0, 100, 0, 100]`: segments 0 and 2): a reservation without
+/// room writes an empty descriptor (when its index is below the capacity) and the warp of
+/// [`balanced_batches`] reduces its segment itself, so nothing is written out of bounds.
+/// The owning lane first loads the counter and reserves only when that value has room:
+/// after the counter is full, at most one reservation per thread of the grid is still in
+/// flight, so it never holds more than `descriptor_capacity + threads` descriptors or
+/// `chunk_capacity + threads * ceil(len / chunk_elements)` chunks; the host checks that
+/// these fit the counter's fields (no carry, no wrap).
+#[derive(Clone, Copy)]
+pub struct LongSegments<T> {
+    control: *mut u64,
+    descriptors: *mut u64,
+    tickets: *mut u32,
+    partials: *mut T,
+    descriptor_capacity: u64,
+    chunk_capacity: u64,
+    long_elements: u64,
+    chunk_elements: u64,
+}
+
+impl<T: Pod> LongSegments<T> {
+    /// The scratch and limits of one balanced launch pair (see the type's docs).
+    ///
+    /// # Safety
+    /// - `control` holds 2 global `u64`s, `descriptors` `descriptor_capacity *
+    ///   DESCRIPTOR_WORDS` `u64`s, `tickets` `descriptor_capacity` `u32`s and `partials`
+    ///   `chunk_capacity` `T`s, all valid, aligned and used by no other concurrent launch;
+    ///   `control` and `tickets` are accessed only atomically during a launch.
+    /// - When [`balanced_batches`] starts, `control` and `tickets` are 0 (a zeroed
+    ///   allocation, then only these two kernels, [`balanced_chunks`] run after every
+    ///   [`balanced_batches`] that handed off a segment).
+    /// - `long_elements >= 1`, `chunk_elements >= 1`; `chunk_capacity < 2^32`;
+    ///   `descriptor_capacity + threads < 2^(64 - CHUNK_BITS)` and `chunk_capacity +
+    ///   threads * ceil(len / chunk_elements) < 2^CHUNK_BITS` for the `threads` of the
+    ///   batch launch.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub unsafe fn new(
+        control: *mut u64,
+        descriptors: *mut u64,
+        tickets: *mut u32,
+        partials: *mut T,
+        descriptor_capacity: u64,
+        chunk_capacity: u64,
+        long_elements: u64,
+        chunk_elements: u64,
+    ) -> LongSegments<T> {
+        LongSegments {
+            control,
+            descriptors,
+            tickets,
+            partials,
+            descriptor_capacity,
+            chunk_capacity,
+            long_elements,
+            chunk_elements,
+        }
+    }
+
+    /// The packed counter.
+    #[inline(always)]
+    fn counter(&self) -> &DeviceAtomicU64 {
+        // SAFETY: a valid global u64 accessed only atomically during the launch (`new`).
+        unsafe { DeviceAtomicU64::from_ptr(self.control) }
+    }
+
+    /// Whether the packed counter `counter` leaves room for one more descriptor of
+    /// `chunks` chunks.
+    #[inline(always)]
+    fn has_room(&self, counter: u64, chunks: u64) -> bool {
+        counter >> CHUNK_BITS < self.descriptor_capacity
+            && (counter & ((1 << CHUNK_BITS) - 1)) + chunks <= self.chunk_capacity
+    }
+
+    /// Hands the long segment `s = begin..end` (validated) off to [`balanced_chunks`]:
+    /// reserves a descriptor and its chunks and writes the descriptor. `false` when the
+    /// scratch has no room (see the type's docs): the caller reduces the segment itself.
+    ///
+    /// # Safety
+    /// `begin < end`, a range from [`Segments::bounds`]; the calling thread has no other
+    /// reservation in flight (it is one call).
+    #[inline(always)]
+    unsafe fn hand_off(&self, s: u64, begin: u64, end: u64) -> bool {
+        let chunks = (end - begin).div_ceil(self.chunk_elements);
+        if !self.has_room(self.counter().load(Relaxed), chunks) {
+            return false;
+        }
+        let old = self.counter().fetch_add((1 << CHUNK_BITS) | chunks, Relaxed);
+        let descriptor = old >> CHUNK_BITS;
+        if descriptor >= self.descriptor_capacity {
+            return false;
+        }
+        let room = self.has_room(old, chunks);
+        let (begin, end) = if room { (begin, end) } else { (0, 0) };
+        // SAFETY: descriptor < descriptor_capacity, whose words `descriptors` holds (`new`);
+        // the counter gave this index to this thread alone, and nothing else accesses the
+        // descriptors during this launch. (Four stores rather than a loop over an array,
+        // which the compiler would keep in local memory.)
+        unsafe {
+            let words = self.descriptors.add(descriptor as usize * DESCRIPTOR_WORDS);
+            words.write(s);
+            words.add(1).write(begin);
+            words.add(2).write(end);
+            words.add(3).write(old & ((1 << CHUNK_BITS) - 1));
+        }
+        room
+    }
+
+    /// Descriptor `d`'s words: segment, begin, end, first chunk.
+    ///
+    /// # Safety
+    /// `d` is below the descriptor count of the packed counter and below
+    /// `descriptor_capacity`, written by the batch launch before this one.
+    #[inline(always)]
+    unsafe fn descriptor(&self, d: u64) -> [u64; DESCRIPTOR_WORDS] {
+        let mut words = [0; DESCRIPTOR_WORDS];
+        for (k, word) in words.iter_mut().enumerate() {
+            // SAFETY: forwarded from the caller; written by the previous launch, which the
+            // kernel boundary orders before this read.
+            *word = unsafe { self.descriptors.add(d as usize * DESCRIPTOR_WORDS + k).read() };
+        }
+        words
+    }
+
+    /// The descriptor of chunk `chunk`: the largest `d` in `from..to` whose first chunk is
+    /// at most `chunk` (binary search: first chunks grow with the index).
+    ///
+    /// # Safety
+    /// `from < to`, every descriptor of `from..to` readable as for
+    /// [`LongSegments::descriptor`], and descriptor `from`'s first chunk is at most `chunk`.
+    #[inline(always)]
+    unsafe fn descriptor_of(&self, chunk: u64, from: u64, to: u64) -> u64 {
+        let (mut low, mut high) = (from, to);
+        while high - low > 1 {
+            let middle = low + (high - low) / 2;
+            // SAFETY: from <= middle < to (caller).
+            let first = unsafe { self.descriptors.add(middle as usize * DESCRIPTOR_WORDS + 3).read() };
+            if first <= chunk {
+                low = middle;
+            } else {
+                high = middle;
+            }
+        }
+        low
+    }
+}
+
+/// The balanced strategy's first kernel, for segments of any mix of lengths: each warp of
+/// the grid takes batches of 32 consecutive segments (batch `w`, `w + warps`, ...), lane
+/// `l` validates and measures segment `first + l` (neighbouring lanes read neighbouring
+/// offsets), and the warp sorts its batch by length:
+/// - *tiny* (at most [`TINY_BYTES`]): lane `l` reduces it alone;
+/// - *short* (at most [`SHORT_BYTES`]): the warp's 8 aligned tiles of [`SHORT_LANES`] take
+///   the batch's short segments 8 at a time, in lane order (each tile's begin and end
+///   shuffled from the owning lane), each reduced with the tile's shuffles;
+/// - *medium* (up to `long_elements`): the whole warp reduces them one after another, in
+///   lane order of the ballot of medium lanes;
+/// - *long*: the owning lane hands it off to [`balanced_chunks`] (see [`LongSegments`]);
+///   nothing is written for it here.
+///
+/// Every class folds with [`Segments::fold`], so a segment's order of combination depends
+/// only on its class (its length), its address and the constants, never on the batch or
+/// the grid: results are the same bits on every run and on every backend.
+///
+/// # Safety
+/// - As for [`tile_per_segment`] (a block size that is a multiple of 32, every thread runs
+///   this once, `segments` and `out` valid).
+/// - `long` is as [`LongSegments::new`] requires, for this launch's thread count; when a
+///   segment may be longer than its `long_elements`, [`balanced_chunks`] runs after this
+///   launch on the same stream with the same arguments.
+#[inline(always)]
+pub unsafe fn balanced_batches<T: Pod, Op: Operator<T>>(
+    segments: Segments<T>,
+    out: *mut T,
+    long: LongSegments<T>,
+    op: Op,
+) {
+    // SAFETY: the block size is a multiple of 32 (contract), so the warp and its tiles
+    // have all their lanes, and none returns before the loop ends. The batch loop and the
+    // two class loops below run on warp-uniform values (the batch's first segment and
+    // ballots), so every lane reaches each collective together; the lane-dependent folds
+    // and the hand-off end before them, where the lanes reconverge. The emulator still
+    // checks this.
+    let (warp, tile) =
+        unsafe { (Warp::this().assume_present(), Warp::this().tiles::<SHORT_LANES>().assume_present()) };
+    let lane = thread::lane_id();
+    let tile_rank = tile.thread_rank() as u64;
+    let tile_index = lane / SHORT_LANES;
+    let tiny_elements = TINY_BYTES / size_of::<T>().max(1) as u64;
+    let short_elements = SHORT_BYTES / size_of::<T>().max(1) as u64;
+    let step = thread::grid_threads_x() / 32 * 32;
+    let mut first = thread::global_index_x() / 32 * 32;
+    while first < segments.count() {
+        let s = first + lane as u64;
+        let present = s < segments.count();
+        let (begin, end) = if present { segments.bounds(s) } else { (0, 0) };
+        let length = end - begin;
+        // SAFETY: a non-empty range from `bounds`; this thread's only reservation.
+        let handed_off = present && length > long.long_elements && unsafe { long.hand_off(s, begin, end) };
+        let kept = present && !handed_off;
+        if kept && length <= tiny_elements {
+            // SAFETY: a range from `bounds`.
+            let total = unsafe { segments.fold(begin, end, 0, 1, op) };
+            // SAFETY: s < count; only this lane writes out[s].
+            unsafe { out.add(s as usize).write(total) };
+        }
+        let short = kept && length > tiny_elements && length <= short_elements;
+        let mut waiting = warp.ballot(short);
+        while waiting != 0 {
+            let owner = nth_lane(waiting, tile_index);
+            let source = owner.unwrap_or(lane);
+            let (b, e) = (warp.shfl(begin, source), warp.shfl(end, source));
+            let (b, e) = if owner.is_some() { (b, e) } else { (0, 0) };
+            // SAFETY: a range from `bounds` (the owner's) or the empty one.
+            let total = tile.reduce(unsafe { segments.fold(b, e, tile_rank, SHORT_LANES as u64, op) }, op);
+            if let (Some(owner), 0) = (owner, tile_rank) {
+                // SAFETY: the owner's segment is below the count; only this tile writes it.
+                unsafe { out.add((first + owner as u64) as usize).write(total) };
+            }
+            for _ in 0..32 / SHORT_LANES {
+                waiting &= waiting.wrapping_sub(1);
+            }
+        }
+        let mut waiting = warp.ballot(kept && length > short_elements);
+        while waiting != 0 {
+            let owner = waiting.trailing_zeros();
+            let (b, e) = (warp.shfl(begin, owner), warp.shfl(end, owner));
+            // SAFETY: the owner's range from `bounds`.
+            let total = warp.reduce(unsafe { segments.fold(b, e, lane as u64, 32, op) }, op);
+            if lane == 0 {
+                // SAFETY: the owner's segment is below the count; only this warp writes it.
+                unsafe { out.add((first + owner as u64) as usize).write(total) };
+            }
+            waiting &= waiting - 1;
+        }
+        first += step;
+    }
+}
+
+/// The lane of the `n`-th set bit of `lanes` (counting from 0 at the lowest), if any.
+#[inline(always)]
+fn nth_lane(lanes: u32, n: u32) -> Option<u32> {
+    let mut rest = lanes;
+    for _ in 0..n {
+        rest &= rest.wrapping_sub(1);
+    }
+    (rest != 0).then_some(rest.trailing_zeros())
+}
+
+/// The balanced strategy's second kernel: the chunks of the long segments that
+/// [`balanced_batches`] handed off. Block `b` takes chunks `b`, `b + blocks`, ...; for
+/// chunk `c` it finds its descriptor (a binary search over the descriptors from the one
+/// of its previous chunk, the same in every thread), folds the chunk's `chunk_elements`
+/// with [`Segments::fold`] and the block's threads, and hands the partial on with the
+/// ticket protocol of [`LongSegments`]: the block with a descriptor's last ticket folds
+/// its partials in chunk order (so operators need not commute) and writes the segment's
+/// result. Then the grid ticket, and the last block resets the packed counter. Launched
+/// with [`shared_bytes`]`::<T>()` bytes of dynamic shared memory.
+///
+/// A segment's order of combination depends only on its length, its address,
+/// `chunk_elements` and the block size.
+///
+/// # Safety
+/// - A one-dimensional launch of fewer than 2^32 blocks with that dynamic shared memory,
+///   which nothing else uses; every thread runs this once.
+/// - Launched after [`balanced_batches`] on the same stream, with the same `segments`,
+///   `out` and `long`.
+#[inline(always)]
+pub unsafe fn balanced_chunks<T: Pod, Op: Operator<T>>(
+    segments: Segments<T>,
+    out: *mut T,
+    long: LongSegments<T>,
+    op: Op,
+) {
+    let scratch = shared::dynamic::<T>();
+    let rank = thread::linear_thread_idx() as u64;
+    let ranks = thread::block_threads() as u64;
+    let blocks = thread::grid_blocks() as u64;
+    let reserved = long.counter().load(Relaxed);
+    let descriptors = (reserved >> CHUNK_BITS).min(long.descriptor_capacity);
+    let chunks = (reserved & ((1 << CHUNK_BITS) - 1)).min(long.chunk_capacity);
+    let mut descriptor = 0;
+    let mut c = thread::linear_block_idx() as u64;
+    // Uniform over the block: every thread reaches each barrier below.
+    while c < chunks {
+        // SAFETY: descriptor < descriptors: 0 (< descriptors, since a chunk exists), or the
+        // previous chunk's, whose first chunk is at most that chunk, below this one.
+        descriptor = unsafe { long.descriptor_of(c, descriptor, descriptors) };
+        // SAFETY: as above.
+        let [s, begin, end, first] = unsafe { long.descriptor(descriptor) };
+        let count = (end - begin).div_ceil(long.chunk_elements);
+        // Chunks past `count` belong to a reservation that found no room (empty descriptor).
+        if c - first < count {
+            let start = begin + (c - first) * long.chunk_elements;
+            let stop = (start + long.chunk_elements).min(end);
+            // SAFETY: start..stop lies inside a range that `bounds` returned.
+            let mine = unsafe { segments.fold(start, stop, rank, ranks, op) };
+            // SAFETY: every thread of the block calls this; the barrier of `sync_or` below
+            // separates it from the next use of the scratch.
+            let partial = unsafe { block::reduce_to_leader(scratch, mine, op) };
+            let mut last = false;
+            if rank == 0 {
+                // SAFETY: c < chunk_capacity; only this block writes partials[c] in this
+                // launch, and its readers come after the ticket protocol.
+                unsafe { long.partials.add(c as usize).write(partial) };
+                fence::device();
+                // SAFETY: descriptor < descriptor_capacity: a valid global u32 accessed only
+                // atomically during the launch (`LongSegments::new`).
+                let ticket = unsafe { DeviceAtomicU32::from_ptr(long.tickets.add(descriptor as usize)) };
+                let final_ticket = (count - 1) as u32;
+                last = ticket.fetch_inc(final_ticket, Relaxed) == final_ticket;
+                if last {
+                    fence::device();
+                }
+            }
+            // SAFETY: every thread of the block reaches this barrier once per chunk.
+            if unsafe { barrier::sync_or(last) } {
+                // SAFETY: every partial of this descriptor happens before this read (the
+                // ticket protocol); first + count <= chunk_capacity.
+                let total = unsafe { fold_partials(scratch, long.partials, first, count, op) };
+                if rank == 0 {
+                    // SAFETY: s < count of segments (it came from `hand_off`); only the
+                    // block with the last ticket writes out[s].
+                    unsafe { out.add(s as usize).write(total) };
+                }
+            }
+        }
+        c += blocks;
+    }
+    // SAFETY: every thread of the block gets here once; every thread's read of the
+    // packed counter comes before it.
+    unsafe { barrier::sync() };
+    if rank == 0 {
+        fence::device();
+        // SAFETY: the second control word's low half: a valid, aligned global u32 accessed
+        // only atomically during the launch (`LongSegments::new`).
+        let grid_ticket = unsafe { DeviceAtomicU32::from_ptr(long.control.add(1).cast::<u32>()) };
+        let final_ticket = (blocks - 1) as u32;
+        if grid_ticket.fetch_inc(final_ticket, Relaxed) == final_ticket {
+            fence::device();
+            long.counter().store(0, Relaxed);
+        }
+    }
+}
+
+/// `partials[first .. first + count]` folded in index order by the calling block (thread
+/// `t` the `t`-th contiguous piece, then [`block::reduce`] in rank order), returned to
+/// every thread.
+///
+/// # Safety
+/// Every thread of the block calls this; the partials are readable and their writes
+/// happen before this call; `scratch` is as for [`block::reduce`].
+#[inline(always)]
+unsafe fn fold_partials<T: Pod, Op: Operator<T>>(
+    scratch: shared::SharedSlice<T>,
+    partials: *const T,
+    first: u64,
+    count: u64,
+    op: Op,
+) -> T {
+    let rank = thread::linear_thread_idx() as u64;
+    let piece = count.div_ceil(thread::block_threads() as u64);
+    let start = (rank * piece).min(count);
+    let stop = (start + piece).min(count);
+    let mut acc = op.identity();
+    for k in start..stop {
+        // SAFETY: k < count: a partial of the caller's range.
+        acc = op.combine(acc, unsafe { partials.add((first + k) as usize).read() });
+    }
+    // SAFETY: forwarded from the caller.
+    unsafe { block::reduce(scratch, acc, op) }
+}
+
 /// Declares the segmented-reduce kernels the host's `SegmentedReducer` launches for one
-/// element type and operator, one per strategy (thread, tile of 4, tile of 16, warp,
-/// block), all with this parameter list:
+/// element type and operator: one per strategy (thread, tile of 4, tile of 16, warp,
+/// block), then the balanced strategy's two (batches, chunks). The first five take
 ///
 /// `(input: *const T, len: u64, offsets: *const u64, segment_len: u64, segments: u64,
 /// out: *mut T, error: *mut u64)`: the [`Segments`] of [`Segments::new`] (fixed length
 /// when `offsets` is null) reduced into `out[..segments]` by [`tile_per_segment`] or
-/// [`block_per_segment`]. Launched with blocks of [`BLOCK_THREADS`] and
-/// [`shared_bytes`]`::<T>()` bytes of dynamic shared memory.
+/// [`block_per_segment`]; the balanced two take the same seven, then `(control: *mut u64,
+/// descriptors: *mut u64, tickets: *mut u32, partials: *mut T, descriptor_capacity: u64,
+/// chunk_capacity: u64, long_elements: u64, chunk_elements: u64)`: the [`LongSegments`]
+/// of [`LongSegments::new`], for [`balanced_batches`] and [`balanced_chunks`]. All are
+/// launched with blocks of [`BLOCK_THREADS`] and [`shared_bytes`]`::<T>()` bytes of
+/// dynamic shared memory.
 ///
 /// ```
 /// /// Concatenation of digits: `a ⊕ b = a * 10 + b`, which does not commute.
@@ -554,13 +1013,17 @@ pub unsafe fn block_per_segment<T: Pod, Op: Operator<T>>(segments: Segments<T>, 
 ///     }
 /// }
 /// warpsafe::segmented_reduce_kernels! {
-///     u64, Digits => digits_thread, digits_tile4, digits_tile16, digits_warp, digits_block;
+///     u64, Digits => digits_thread, digits_tile4, digits_tile16, digits_warp, digits_block,
+///         digits_batches, digits_chunks;
 /// }
 /// assert_eq!(digits_warp.param_count(), 7);
+/// assert_eq!(digits_chunks.param_count(), 15);
 /// ```
 #[macro_export]
 macro_rules! segmented_reduce_kernels {
-    ($($t:ty, $op:expr => $thread:ident, $tile4:ident, $tile16:ident, $warp:ident, $block:ident;)*) => {$(
+    ($($t:ty, $op:expr => $thread:ident, $tile4:ident, $tile16:ident, $warp:ident, $block:ident, $batches:ident, $chunks:ident;)*) => {$(
+        $crate::segmented_reduce_kernels!(@balanced $t, $op, $batches, balanced_batches, "the batches of 32 segments");
+        $crate::segmented_reduce_kernels!(@balanced $t, $op, $chunks, balanced_chunks, "the chunks of long segments");
         $crate::segmented_reduce_kernels!(@tile $t, $op, $thread, 1);
         $crate::segmented_reduce_kernels!(@tile $t, $op, $tile4, 4);
         $crate::segmented_reduce_kernels!(@tile $t, $op, $tile16, 16);
@@ -590,6 +1053,52 @@ macro_rules! segmented_reduce_kernels {
             }
         }
     )*};
+    (@balanced $t:ty, $op:expr, $name:ident, $function:ident, $what:literal) => {
+        $crate::kernel! {
+            #[doc = concat!("Segmented reduce of `", stringify!($t), "` with `", stringify!($op), "`, balanced strategy, ")]
+            #[doc = concat!($what, ": `warpsafe::reduce::segmented::", stringify!($function), "` ")]
+            #[doc = "(parameters: `warpsafe::segmented_reduce_kernels!`)."]
+            ///
+            /// # Safety
+            /// The contracts of `warpsafe::reduce::segmented::Segments::new`,
+            /// `warpsafe::reduce::segmented::LongSegments::new` and
+            #[doc = concat!("`warpsafe::reduce::segmented::", stringify!($function), "`.")]
+            pub unsafe fn $name(
+                input: *const $t,
+                len: u64,
+                offsets: *const u64,
+                segment_len: u64,
+                segments: u64,
+                out: *mut $t,
+                error: *mut u64,
+                control: *mut u64,
+                descriptors: *mut u64,
+                tickets: *mut u32,
+                partials: *mut $t,
+                descriptor_capacity: u64,
+                chunk_capacity: u64,
+                long_elements: u64,
+                chunk_elements: u64,
+            ) {
+                // SAFETY: forwarded from the launch contract.
+                unsafe {
+                    let segments =
+                        $crate::reduce::segmented::Segments::new(input, len, offsets, segment_len, segments, error);
+                    let long = $crate::reduce::segmented::LongSegments::new(
+                        control,
+                        descriptors,
+                        tickets,
+                        partials,
+                        descriptor_capacity,
+                        chunk_capacity,
+                        long_elements,
+                        chunk_elements,
+                    );
+                    $crate::reduce::segmented::$function(segments, out, long, $op)
+                }
+            }
+        }
+    };
     (@tile $t:ty, $op:expr, $name:ident, $lanes:literal) => {
         $crate::kernel! {
             #[doc = concat!("Segmented reduce of `", stringify!($t), "` with `", stringify!($op), "`, ")]

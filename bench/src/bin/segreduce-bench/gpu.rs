@@ -204,7 +204,7 @@ fn bench_one(
     }
     let chosen = match point.pattern {
         Pattern::Fixed(len) => ctx.reducer.strategy_for_fixed(point.n, len),
-        Pattern::PowerLaw => ctx.reducer.strategy_for(point.n, point.segments),
+        Pattern::PowerLaw => ctx.reducer.strategy_for_offsets(),
     };
     let detail = format!("strategy {}", strategy_name(chosen));
     Ok(point.row(name, timing, check, detail))

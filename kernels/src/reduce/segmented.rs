@@ -109,7 +109,7 @@ pub const NO_ERROR: u64 = u64::MAX;
 /// warp row of the fixed form.
 pub const LOADS_IN_FLIGHT: usize = 4;
 
-/// 16-byte vectors in one warp row of the fixed form ([`Segments::reduce_fixed_rows`]):
+/// 16-byte vectors in one warp row of the fixed form (`Segments::reduce_fixed_rows`):
 /// [`LOADS_IN_FLIGHT`] per lane, 2 KiB.
 pub const ROW_VECTORS: u64 = LOADS_IN_FLIGHT as u64 * WARP_SIZE as u64;
 
@@ -428,7 +428,7 @@ impl<T: Pod> Segments<T> {
 }
 
 /// Whether the fixed form with segments of `segment_len` elements of `T` is reduced in
-/// warp rows of 16-byte vectors ([`Segments::reduce_fixed_rows`], for a commutative
+/// warp rows of 16-byte vectors (`Segments::reduce_fixed_rows`, for a commutative
 /// operator): when `T`'s size divides 16 and a segment has 4, 8, 16, 32 or 64 bytes, so
 /// that (from a 16-byte aligned input) each segment lies whole inside one vector or
 /// covers 2 or 4 whole vectors. For such lengths the host's `Auto` picks the thread
@@ -773,7 +773,7 @@ impl<T: Pod> LongSegments<T> {
 /// - *long*: the owning lane hands it off to [`balanced_chunks`] (see [`LongSegments`]);
 ///   nothing is written for it here.
 ///
-/// Every class folds with [`Segments::fold`], so a segment's order of combination depends
+/// Every class folds with `Segments::fold`, so a segment's order of combination depends
 /// only on its class (its length), its address and the constants, never on the batch or
 /// the grid: results are the same bits on every run and on every backend.
 ///
@@ -866,7 +866,7 @@ fn nth_lane(lanes: u32, n: u32) -> Option<u32> {
 /// [`balanced_batches`] handed off. Block `b` takes chunks `b`, `b + blocks`, ...; for
 /// chunk `c` it finds its descriptor (a binary search over the descriptors from the one
 /// of its previous chunk, the same in every thread), folds the chunk's `chunk_elements`
-/// with [`Segments::fold`] and the block's threads, and hands the partial on with the
+/// with `Segments::fold` and the block's threads, and hands the partial on with the
 /// ticket protocol of [`LongSegments`]: the block with a descriptor's last ticket folds
 /// its partials in chunk order (so operators need not commute) and writes the segment's
 /// result. Then the grid ticket, and the last block resets the packed counter. Launched

@@ -182,16 +182,33 @@ pub fn ptxas() -> PathBuf {
 
 /// Assembles `ptx` for `sm_<sm>` with `ptxas -v` and returns its resource report.
 ///
+/// Reports are kept in `target/ptxas-reports`, named by a hash of the PTX, the target and
+/// the ptxas binary, so the entry PTX (about 10 MB per architecture, over a minute of
+/// ptxas each) is assembled once per test run although several test files check it.
+///
 /// # Errors
 /// ptxas's own error output when it rejects the PTX.
 pub fn assemble(ptx: &str, sm: u32) -> Result<String, String> {
+    let ptxas = ptxas();
+    let cache = workspace_root().join("target/ptxas-reports");
+    let key = {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::hash::DefaultHasher::new();
+        (ptx, sm, &ptxas, std::fs::metadata(&ptxas).map(|m| m.len()).ok()).hash(&mut hasher);
+        format!("{:016x}", hasher.finish())
+    };
+    for (suffix, ok) in [("ok", true), ("err", false)] {
+        if let Ok(report) = std::fs::read_to_string(cache.join(format!("{key}.{suffix}"))) {
+            return if ok { Ok(report) } else { Err(report) };
+        }
+    }
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let unique = NEXT.fetch_add(1, Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!("warpsafe-ptxas-{}-{unique}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let input = dir.join("in.ptx");
     std::fs::write(&input, ptx).map_err(|e| e.to_string())?;
-    let out = std::process::Command::new(ptxas())
+    let out = std::process::Command::new(&ptxas)
         .arg(format!("-arch=sm_{sm}"))
         .arg("-v")
         .arg(&input)
@@ -201,6 +218,13 @@ pub fn assemble(ptx: &str, sm: u32) -> Result<String, String> {
         .map_err(|e| e.to_string())?;
     let _ = std::fs::remove_dir_all(&dir);
     let report = String::from_utf8_lossy(&out.stderr).into_owned();
+    let suffix = if out.status.success() { "ok" } else { "err" };
+    // Written whole under a unique name, then renamed: a reader sees all of it or none.
+    // (A failure to cache only costs the next caller another run.)
+    let partial = cache.join(format!("{key}.{}-{unique}", std::process::id()));
+    if std::fs::create_dir_all(&cache).is_ok() && std::fs::write(&partial, &report).is_ok() {
+        let _ = std::fs::rename(&partial, cache.join(format!("{key}.{suffix}")));
+    }
     if out.status.success() {
         Ok(report)
     } else {

@@ -20,6 +20,13 @@ fn assert_assembles_without_spills(ptx: &str, sm: u32, what: &str) {
 fn embedded_ptx_covers_sm70_sm80_sm90_with_every_kernel() {
     let archs: Vec<u32> = warpsafe_host::ptx::EMBEDDED.iter().map(|(sm, _)| *sm).collect();
     assert_eq!(archs, vec![70, 80, 90]);
+    // ptxas takes over a minute per architecture on the entry PTX: the three run at once
+    // (their reports are cached for the other test files that read them).
+    std::thread::scope(|scope| {
+        for &(sm, ptx) in warpsafe_host::ptx::EMBEDDED {
+            scope.spawn(move || assemble(ptx, sm));
+        }
+    });
     for &(sm, ptx) in warpsafe_host::ptx::EMBEDDED {
         assert!(ptx.contains(&format!(".target sm_{sm}")), "sm_{sm}: wrong .target");
         for kernel in ["warpsafe_warp_sum_u32", "warpsafe_warp_sum_f32"] {

@@ -161,6 +161,29 @@ impl<T: Pod> Stage<T> {
         unsafe { self.elements.read_unchecked(index) }
     }
 
+    /// Element `32 * step + lane` of the warp's segment (a *striped* read: the lanes of a
+    /// step read 32 consecutive elements, which lie in 32 consecutive banks whatever the
+    /// rotation of the vectors, since a run's vectors stay inside the run).
+    ///
+    /// # Safety
+    /// `step < ITEMS`; the segment was staged by [`load`] (or written by the warp's lanes)
+    /// before a `bar.warp.sync` that precedes this, and not rewritten since.
+    #[inline(always)]
+    pub unsafe fn read_striped<const ITEMS: usize>(&self, step: usize) -> T {
+        let e = step * WARP_SIZE as usize + thread::lane_id() as usize;
+        let vectors = vectors_per_run::<T, ITEMS>();
+        let index = if vectors > 0 {
+            let per_vector = VECTOR_BYTES / size_of::<T>();
+            let within = e % ITEMS;
+            vector_slot(vectors, (e / ITEMS) as u32, within / per_vector) * per_vector + within % per_vector
+        } else {
+            e
+        };
+        // SAFETY: index < 32 * ITEMS (the slot of element e of the segment); ordered after
+        // its writer by the caller's warp barrier.
+        unsafe { self.elements.read_unchecked(index) }
+    }
+
     /// Passes the calling lane's run, in order, to `visit`, one 16-byte vector at a time
     /// (so only a few elements are in registers at once).
     ///
@@ -367,48 +390,4 @@ pub unsafe fn store<T: Pod, const ITEMS: usize>(data: *mut T, first: u64, len: u
             }
         }
     }
-}
-
-/// The calling thread's `ITEMS` elements `first .. first + ITEMS` of `data[..len]` read
-/// straight from global memory (no staging), those at or past `len` being `fill`: for
-/// small side inputs such as flags, whose runs are a few 16-byte vectors at most.
-///
-/// # Safety
-/// `data` is valid for reads of `len` elements, aligned for `T`, and not written by
-/// another thread during the call.
-#[inline(always)]
-pub unsafe fn load_run<T: Pod, const ITEMS: usize>(
-    data: *const T,
-    first: u64,
-    len: u64,
-    fill: T,
-) -> [T; ITEMS] {
-    let mut items = [fill; ITEMS];
-    let size = size_of::<T>();
-    let run_bytes = ITEMS * size;
-    if first + ITEMS as u64 <= len
-        && run_bytes.is_multiple_of(VECTOR_BYTES)
-        && VECTOR_BYTES.is_multiple_of(size)
-        && (data as usize).is_multiple_of(VECTOR_BYTES)
-    {
-        let per_vector = VECTOR_BYTES / size;
-        for v in 0..run_bytes / VECTOR_BYTES {
-            // SAFETY: first + ITEMS <= len, and the run is whole aligned vectors (the base
-            // is aligned and every run is a multiple of 16 bytes).
-            let vector =
-                Vector(unsafe { arch::load_global_16(data.add(first as usize + v * per_vector).cast()) });
-            for (i, item) in items[v * per_vector..(v + 1) * per_vector].iter_mut().enumerate() {
-                *item = vector.element(i);
-            }
-        }
-    } else {
-        for (i, item) in items.iter_mut().enumerate() {
-            let index = first + i as u64;
-            if index < len {
-                // SAFETY: index < len.
-                *item = unsafe { data.add(index as usize).read() };
-            }
-        }
-    }
-    items
 }

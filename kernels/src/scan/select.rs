@@ -29,7 +29,9 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use super::device::segment_start;
+use core::mem::size_of;
+
+use super::device::{segment_start, RUN_BYTES as SCAN_RUN_BYTES};
 use super::lookback::{self, TileStatus};
 use super::tile::{self, Stage};
 use crate::arch::{FULL_MASK, WARP_SIZE};
@@ -80,29 +82,37 @@ impl<T: PartialOrd + Copy> Predicate<T> for GreaterThan<T> {
     }
 }
 
-/// Bytes of a thread's run in a selection: 64 (16 `f32`s). A selection holds its run in
-/// registers while it compacts it, so longer runs cost more registers than they save
-/// look-backs (measured on an H100 before the compaction: 2088 µs at 2^28 `f32`s with
-/// 128-byte runs against 1650 µs with 64).
-pub const RUN_BYTES: usize = 64;
+/// Bytes of a thread's run in a selection of `T`: 128 (32 `f32`s, as a scan's runs), but
+/// at most 64 elements, one bit each of the kept mask (so 64 bytes of `u8`). The
+/// compaction holds one element at a time, so a longer run costs no registers, and it
+/// halves the look-backs per byte. (With the blocked compaction, which held the run,
+/// 128-byte runs were slower: 2088 µs at 2^28 `f32`s against 1650 µs with 64 on an H100.)
+pub const fn run_bytes<T>() -> usize {
+    let most = MAX_ITEMS * size_of::<T>();
+    if most < SCAN_RUN_BYTES {
+        most
+    } else {
+        SCAN_RUN_BYTES
+    }
+}
 
-// The kept-items mask is a `u64`: one bit per item of a run.
-const _: () = assert!(items_per_thread::<u8>() <= 64);
+/// The most elements a thread's run may hold: the kept mask is a `u64`.
+const MAX_ITEMS: usize = 64;
 
 /// Elements each thread of a selection of `T` holds.
 pub const fn items_per_thread<T>() -> usize {
-    tile::items_per_thread::<T>(RUN_BYTES)
+    tile::items_per_thread::<T>(run_bytes::<T>())
 }
 
 /// Elements one tile of a selection of `T` covers with `threads` per block.
 pub const fn tile_elements<T>(threads: u32) -> u64 {
-    tile::tile_elements::<T>(RUN_BYTES, threads)
+    tile::tile_elements::<T>(run_bytes::<T>(), threads)
 }
 
 /// Bytes of dynamic shared memory a selection of `T` needs with `threads` per block: the
 /// look-back's (over `u64` counts), then the tile's staging.
 pub const fn shared_bytes<T>(threads: u32) -> usize {
-    lookback::prefix_bytes::<u64>() + tile::staging_bytes::<T>(RUN_BYTES, threads)
+    lookback::prefix_bytes::<u64>() + tile::staging_bytes::<T>(run_bytes::<T>(), threads)
 }
 
 /// `form` bit: keep by the flags buffer (non-zero byte) instead of the predicate.
@@ -149,46 +159,70 @@ pub unsafe fn select<T: Pod, P: Predicate<T>, S: TileStatus<u64>, const ITEMS: u
     unsafe { tile::load::<T, ITEMS>(input, segment, len, T::zeroed(), stage) };
     // Elements of the segment inside the input (at most 32 * ITEMS, so 32-bit).
     let in_segment = len.saturating_sub(segment).min(WARP_SIZE as u64 * ITEMS as u64) as u32;
-    let lane = thread::lane_id();
-    // Bit k: element 32 k + lane of the segment is kept (ITEMS <= 64 with 64-byte runs);
-    // a mask rather than an array, so that little is held in registers during the look-back.
-    let mut keep = 0u64;
-    for k in 0..ITEMS {
-        let e = k as u32 * WARP_SIZE + lane;
-        let kept = e < in_segment
-            && if form & FLAGGED != 0 {
-                // SAFETY: segment + e < len; `flags` holds `len` bytes, not written during
-                // the launch (flagged form).
-                unsafe { flags.add((segment + e as u64) as usize).read() != 0 }
-            } else {
-                // SAFETY: k < ITEMS; staged by `load` (which ends with a warp barrier).
-                predicate.keep(unsafe { stage.read_striped::<ITEMS>(k) })
-            };
-        keep |= (kept as u64) << k;
-    }
+    // Bit k: element 32 k + lane of the segment is kept (ITEMS <= MAX_ITEMS); a mask rather
+    // than an array, so that little is held in registers during the look-back.
+    let keep = if form & FLAGGED != 0 {
+        kept_mask::<ITEMS>(in_segment, |e, _| {
+            // SAFETY: e < in_segment, so segment + e < len; `flags` holds `len` bytes, not
+            // written during the launch (flagged form).
+            unsafe { flags.add((segment + e as u64) as usize).read() != 0 }
+        })
+    } else {
+        kept_mask::<ITEMS>(in_segment, |_, k| {
+            // SAFETY: k < ITEMS; staged by `load` (which ends with a warp barrier).
+            predicate.keep(unsafe { stage.read_striped::<ITEMS>(k) })
+        })
+    };
     let count = keep.count_ones() as u64;
     // SAFETY: forwarded from the caller; every thread of the block is here.
     let (rank, total) = unsafe { lookback::block_prefix(scratch, status, tile, count, Sum) };
     // SAFETY: every lane of the full warp; the segment was staged by `load` and not
     // rewritten.
-    unsafe {
-        compact_and_write::<T, ITEMS>(
-            stage,
-            segment,
-            in_segment,
-            len,
-            keep,
-            rank,
-            count,
-            output,
-            output_len,
-            form & PARTITION != 0,
-        )
-    };
+    // Two instances, so that a selection's steps carry no test of the form.
+    if form & PARTITION != 0 {
+        // SAFETY: every lane of the full warp; the segment was staged by `load` and not
+        // rewritten.
+        unsafe {
+            compact_and_write::<T, ITEMS, true>(
+                stage, segment, in_segment, len, keep, rank, count, output, output_len,
+            )
+        };
+    } else {
+        // SAFETY: as above.
+        unsafe {
+            compact_and_write::<T, ITEMS, false>(
+                stage, segment, in_segment, len, keep, rank, count, output, output_len,
+            )
+        };
+    }
     if tile == tiles - 1 && thread::linear_thread_idx() == 0 {
         // SAFETY: one u64, written by this thread alone.
         unsafe { selected.write(total) };
     }
+}
+
+/// The calling lane's kept mask: bit `k` is `kept(e, k)` for element `e = 32 k + lane` of
+/// the warp's segment when `e < in_segment` (inside the input), 0 past it. Only the
+/// segment that ends inside the input tests each element against its end: a whole
+/// segment's steps have no branch between them, so their loads (of flags) are issued
+/// together.
+#[inline(always)]
+fn kept_mask<const ITEMS: usize>(in_segment: u32, mut kept: impl FnMut(u32, usize) -> bool) -> u64 {
+    let lane = thread::lane_id();
+    let mut mask = 0u64;
+    if in_segment == WARP_SIZE * ITEMS as u32 {
+        for k in 0..ITEMS {
+            mask |= (kept(k as u32 * WARP_SIZE + lane, k) as u64) << k;
+        }
+    } else {
+        for k in 0..ITEMS {
+            let e = k as u32 * WARP_SIZE + lane;
+            if e < in_segment {
+                mask |= (kept(e, k) as u64) << k;
+            }
+        }
+    }
+    mask
 }
 
 /// Writes a warp's kept elements (and, for a partition, its rejected ones) to the output
@@ -203,7 +237,8 @@ pub unsafe fn select<T: Pod, P: Predicate<T>, S: TileStatus<u64>, const ITEMS: u
 ///
 /// `keep` marks the lane's kept elements (bit `k`: element `32 k + lane`), `rank` is the
 /// count of kept elements before the lane's, `count` its own; `in_segment` is the count
-/// of the segment's elements inside the input.
+/// of the segment's elements inside the input. `PARTITION`: also write the rejected ones
+/// (a compile-time choice, so that a selection's steps carry no test of it).
 ///
 /// # Safety
 /// Called by every lane of a full warp after the look-back, on the warp's staging that
@@ -211,7 +246,7 @@ pub unsafe fn select<T: Pod, P: Predicate<T>, S: TileStatus<u64>, const ITEMS: u
 /// elements, and only this warp writes the positions of its segment's elements.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)] // the state of one segment, passed once
-unsafe fn compact_and_write<T: Pod, const ITEMS: usize>(
+unsafe fn compact_and_write<T: Pod, const ITEMS: usize, const PARTITION: bool>(
     stage: Stage<T>,
     segment: u64,
     in_segment: u32,
@@ -221,7 +256,6 @@ unsafe fn compact_and_write<T: Pod, const ITEMS: usize>(
     count: u64,
     output: *mut T,
     output_len: u64,
-    partition: bool,
 ) {
     // SAFETY: the whole warp is here (contract: full-warp shuffles).
     let warp_base = unsafe { raw::shfl_idx_sync(FULL_MASK, rank, 0, WARP_SIZE) };
@@ -250,7 +284,7 @@ unsafe fn compact_and_write<T: Pod, const ITEMS: usize>(
             unsafe { stage.write_slot(slot as usize, item) };
         }
         kept_before += kept_lanes.count_ones();
-        if partition {
+        if PARTITION {
             // Lanes of this step inside the input (warp-uniform).
             let valid = in_segment.saturating_sub(k as u32 * WARP_SIZE);
             let valid_lanes = if valid >= WARP_SIZE { FULL_MASK } else { (1u32 << valid) - 1 };

@@ -417,7 +417,11 @@ fn bad_input_gets_typed_errors_and_nothing_is_written_out_of_bounds() {
         // A tile that would not fit 48 KiB of shared memory (the launch would fail).
         let err = Scanner::<u32, Sum>::with_options(&device, ScanOptions { block_threads: 512 }).unwrap_err();
         assert!(err.to_string().contains("at most 352 threads"), "{err}");
-        Selector::with_options(&device, ByParity(Parity(1)), ScanOptions { block_threads: 512 }).unwrap();
+        // A selection's runs are 128 bytes too (at most 64 elements): the same limit.
+        let err = Selector::with_options(&device, ByParity(Parity(1)), ScanOptions { block_threads: 512 })
+            .unwrap_err();
+        assert!(err.to_string().contains("at most 352 threads"), "{err}");
+        Selector::with_options(&device, ByParity(Parity(1)), ScanOptions { block_threads: 352 }).unwrap();
     }
     // A buffer of another device.
     let (a, b) = (Device::emulator(), Device::emulator());

@@ -154,19 +154,26 @@ pub unsafe fn select<T: Pod, P: Predicate<T>, S: TileStatus<u64>, const ITEMS: u
     // SAFETY: forwarded from the caller: one block per tile, every thread here once.
     let tile = unsafe { lookback::take_tile(counter, tiles, ticket) };
     let segment = segment_start::<ITEMS>(tile);
-    // SAFETY: every lane of the (full) warp, the warp's stage; the input holds `len`
-    // elements, not written during the launch.
-    unsafe { tile::load::<T, ITEMS>(input, segment, len, T::zeroed(), stage) };
     // Elements of the segment inside the input (at most 32 * ITEMS, so 32-bit).
     let in_segment = len.saturating_sub(segment).min(WARP_SIZE as u64 * ITEMS as u64) as u32;
     // Bit k: element 32 k + lane of the segment is kept (ITEMS <= MAX_ITEMS); a mask rather
-    // than an array, so that little is held in registers during the look-back.
-    let keep = if form & FLAGGED != 0 {
+    // than an array, so that little is held in registers during the look-back. The flags
+    // are read before the tile is staged, so that both sets of loads are in flight at once.
+    let flagged = form & FLAGGED != 0;
+    let flag_mask = if flagged {
         kept_mask::<ITEMS>(in_segment, |e, _| {
             // SAFETY: e < in_segment, so segment + e < len; `flags` holds `len` bytes, not
             // written during the launch (flagged form).
             unsafe { flags.add((segment + e as u64) as usize).read() != 0 }
         })
+    } else {
+        0
+    };
+    // SAFETY: every lane of the (full) warp, the warp's stage; the input holds `len`
+    // elements, not written during the launch.
+    unsafe { tile::load::<T, ITEMS>(input, segment, len, T::zeroed(), stage) };
+    let keep = if flagged {
+        flag_mask
     } else {
         kept_mask::<ITEMS>(in_segment, |_, k| {
             // SAFETY: k < ITEMS; staged by `load` (which ends with a warp barrier).
@@ -176,8 +183,6 @@ pub unsafe fn select<T: Pod, P: Predicate<T>, S: TileStatus<u64>, const ITEMS: u
     let count = keep.count_ones() as u64;
     // SAFETY: forwarded from the caller; every thread of the block is here.
     let (rank, total) = unsafe { lookback::block_prefix(scratch, status, tile, count, Sum) };
-    // SAFETY: every lane of the full warp; the segment was staged by `load` and not
-    // rewritten.
     // Two instances, so that a selection's steps carry no test of the form.
     if form & PARTITION != 0 {
         // SAFETY: every lane of the full warp; the segment was staged by `load` and not

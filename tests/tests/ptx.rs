@@ -69,6 +69,55 @@ fn segmented_reduce_kernels_read_16_byte_vectors() {
 }
 
 #[test]
+fn scan_and_select_kernels_stage_tiles_with_cp_async_from_sm_80() {
+    // A run is RUN_BYTES / 16 vectors: one `cp.async` each (sm_80+) or one `ld.global.v4`
+    // each (sm_70), unrolled, for every place a tile is loaded.
+    let vectors = warpsafe::scan::device::RUN_BYTES / 16;
+    let select_vectors = warpsafe::scan::select::RUN_BYTES / 16;
+    let cp_async = "cp.async.cg.shared.global";
+    let wait = "cp.async.wait_all";
+    let vector_load = "ld.global.v4.b32";
+    // (kernel, instruction, sm, at least, at most). The scans load nothing else with
+    // 16-byte vectors; the selections also read their flag runs with `ld.global.v4`.
+    let mut expected = Vec::new();
+    for kernel in
+        ["warpsafe_scan_sum_f32", "warpsafe_scan_max_f64", "warpsafe_scan_min_i32", "warpsafe_scan_sum_u64"]
+    {
+        expected.extend([
+            (kernel, cp_async, 70, 0, 0),
+            (kernel, wait, 70, 0, 0),
+            (kernel, vector_load, 70, vectors, usize::MAX),
+            (kernel, cp_async, 80, vectors, usize::MAX),
+            (kernel, wait, 80, 1, usize::MAX),
+            (kernel, vector_load, 80, 0, 0),
+            (kernel, cp_async, 90, vectors, usize::MAX),
+            (kernel, wait, 90, 1, usize::MAX),
+            (kernel, vector_load, 90, 0, 0),
+        ]);
+    }
+    for kernel in ["warpsafe_select_less_f32", "warpsafe_select_greater_f64"] {
+        expected.extend([
+            (kernel, cp_async, 70, 0, 0),
+            (kernel, wait, 70, 0, 0),
+            (kernel, vector_load, 70, select_vectors, usize::MAX),
+            (kernel, cp_async, 80, select_vectors, usize::MAX),
+            (kernel, wait, 80, 1, usize::MAX),
+            (kernel, cp_async, 90, select_vectors, usize::MAX),
+            (kernel, wait, 90, 1, usize::MAX),
+        ]);
+    }
+    for (kernel, instruction, sm, at_least, at_most) in expected {
+        let (_, ptx) =
+            warpsafe_host::ptx::EMBEDDED.iter().find(|(s, _)| *s == sm).expect("sm_70, sm_80, sm_90");
+        let count = kernel_body(ptx, kernel).matches(instruction).count();
+        assert!(
+            (at_least..=at_most).contains(&count),
+            "sm_{sm} {kernel}: {count} {instruction}, expected {at_least}..={at_most}"
+        );
+    }
+}
+
+#[test]
 fn embedded_ptx_selection_follows_compute_capability() {
     use warpsafe_host::ptx::for_compute_capability;
     assert_eq!(for_compute_capability(6, 1), None);

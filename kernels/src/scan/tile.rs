@@ -9,9 +9,12 @@
 //!
 //! - global ↔ shared in *striped* order: lane `l` moves 16-byte vectors `l`, `l + 32`,
 //!   `l + 64`, ... of the segment, so each instruction of the warp covers 512 contiguous
-//!   bytes; loads are coherent `ld.global.v4.b32`, all of a lane's issued
-//!   before any is stored to shared memory (never the read-only cache: an in-place scan
-//!   writes the elements it read); stores are `st.global.v4.b32`;
+//!   bytes; stores are `st.global.v4.b32`. Loads go through the coherent path (never the
+//!   read-only cache: an in-place scan writes the elements it read): on sm_80+ (and the
+//!   emulator) as `cp.async.cg.shared.global` of 16 bytes each, global to shared with no
+//!   register in between, all of a lane's in flight before one `cp.async.wait_all`; on
+//!   sm_70 as `ld.global.v4.b32` into registers, all of a lane's issued before any is
+//!   stored to shared memory (which takes 4 registers per vector in flight);
 //! - shared ↔ registers in blocked order: lane `l` moves its own run's vectors;
 //! - a `bar.warp.sync` between the two, since lanes exchange data.
 //!
@@ -255,25 +258,52 @@ pub unsafe fn load<T: Pod, const ITEMS: usize>(
         let aligned = (data as usize).is_multiple_of(VECTOR_BYTES);
         let slot = |g: usize| vector_slot(vectors, (g / vectors) as u32, g % vectors);
         if whole && aligned {
-            // Every load first (in registers, in flight together), then the stores to
-            // shared memory. (A short loop body with constant bounds: unrolled, the array
-            // in registers.)
-            let mut loaded = [[0u32; 4]; MAX_VECTORS_PER_RUN];
-            #[allow(clippy::needless_range_loop)]
-            for v in 0..vectors {
-                let g = v * WARP_SIZE as usize + lane;
-                // SAFETY: vector g of the segment: in bounds (whole), 16-byte aligned (the
-                // base is, and a segment is a whole number of vectors); only this warp
-                // touches the segment.
-                loaded[v] = unsafe { arch::load_global_16(data.add(first as usize + g * per_vector).cast()) };
+            // sm_80+ (and the emulator): each vector straight from global to shared memory
+            // with `cp.async`, no register holding it; all in flight together, then one
+            // wait before the warp barrier below makes them visible to the other lanes.
+            #[cfg(any(target_feature = "sm_80", not(target_arch = "nvptx64")))]
+            {
+                for v in 0..vectors {
+                    let g = v * WARP_SIZE as usize + lane;
+                    // SAFETY: the destination is slot(g) of the warp's staging: in bounds
+                    // (32 runs of `vectors` vectors), 16-byte aligned (the staging is, and
+                    // slots are 16 bytes), written by this lane only and read by others
+                    // after the wait and the warp barrier below. The source is vector g of
+                    // the segment: in bounds (whole), 16-byte aligned (the base is, and a
+                    // segment is a whole number of vectors); only this warp touches the
+                    // segment, and nothing writes it during the call.
+                    unsafe {
+                        arch::copy_async_16(
+                            stage.vectors.as_mut_ptr().add(slot(g)).cast(),
+                            data.add(first as usize + g * per_vector).cast(),
+                        )
+                    };
+                }
+                arch::copy_async_wait_all();
             }
-            #[allow(clippy::needless_range_loop)]
-            for v in 0..vectors {
-                // SAFETY: in bounds (32 runs of `vectors` vectors); each slot is written by
-                // one lane, and read after the warp barrier below.
-                unsafe {
-                    stage.vectors.write_unchecked(slot(v * WARP_SIZE as usize + lane), Vector(loaded[v]))
-                };
+            // sm_70: every load first (in registers, in flight together), then the stores
+            // to shared memory. (A short loop body with constant bounds: unrolled, the
+            // array in registers.)
+            #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_80")))]
+            {
+                let mut loaded = [[0u32; 4]; MAX_VECTORS_PER_RUN];
+                #[allow(clippy::needless_range_loop)]
+                for v in 0..vectors {
+                    let g = v * WARP_SIZE as usize + lane;
+                    // SAFETY: vector g of the segment: in bounds (whole), 16-byte aligned
+                    // (the base is, and a segment is a whole number of vectors); only this
+                    // warp touches the segment.
+                    loaded[v] =
+                        unsafe { arch::load_global_16(data.add(first as usize + g * per_vector).cast()) };
+                }
+                #[allow(clippy::needless_range_loop)]
+                for v in 0..vectors {
+                    // SAFETY: in bounds (32 runs of `vectors` vectors); each slot is written
+                    // by one lane, and read after the warp barrier below.
+                    unsafe {
+                        stage.vectors.write_unchecked(slot(v * WARP_SIZE as usize + lane), Vector(loaded[v]))
+                    };
+                }
             }
         } else {
             // The tile that ends past the input (or a misaligned one): element by element.

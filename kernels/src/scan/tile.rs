@@ -9,9 +9,12 @@
 //!
 //! - global ↔ shared in *striped* order: lane `l` moves 16-byte vectors `l`, `l + 32`,
 //!   `l + 64`, ... of the segment, so each instruction of the warp covers 512 contiguous
-//!   bytes; loads are coherent `ld.global.v4.b32`, all of a lane's issued
-//!   before any is stored to shared memory (never the read-only cache: an in-place scan
-//!   writes the elements it read); stores are `st.global.v4.b32`;
+//!   bytes; stores are `st.global.v4.b32`. Loads go through the coherent path (never the
+//!   read-only cache: an in-place scan writes the elements it read): on sm_80+ (and the
+//!   emulator) as `cp.async.cg.shared.global` of 16 bytes each, global to shared with no
+//!   register in between, all of a lane's in flight before one `cp.async.wait_all`; on
+//!   sm_70 as `ld.global.v4.b32` into registers, all of a lane's issued before any is
+//!   stored to shared memory (which takes 4 registers per vector in flight);
 //! - shared ↔ registers in blocked order: lane `l` moves its own run's vectors;
 //! - a `bar.warp.sync` between the two, since lanes exchange data.
 //!
@@ -252,17 +255,114 @@ impl<T: Pod> Stage<T> {
     }
 }
 
-/// Loads the calling warp's segment `first .. first + 32 * ITEMS` of `data[..len]`
-/// (elements past `len` are `fill`) into its staging, ending with a warp barrier: then each
-/// lane may read its run ([`Stage::visit_run`]).
+/// Whether the warp's segment `first .. first + 32 * ITEMS` of `data[..len]` moves with
+/// `cp.async` (sm_80+ and the emulator): runs of whole vectors, the segment inside the
+/// input, and the base 16-byte aligned.
+#[inline(always)]
+fn copies_async<T, const ITEMS: usize>(data: *const T, first: u64, len: u64) -> bool {
+    cfg!(any(target_feature = "sm_80", not(target_arch = "nvptx64")))
+        && vectors_per_run::<T, ITEMS>() > 0
+        && first + (WARP_SIZE as usize * ITEMS) as u64 <= len
+        && (data as usize).is_multiple_of(VECTOR_BYTES)
+}
+
+/// Starts loading the calling warp's segment `first .. first + 32 * ITEMS` of
+/// `data[..len]` into its staging where it can move asynchronously (`cp.async` of each
+/// 16-byte vector, global to shared with no register in between: sm_80+ and the
+/// emulator, a segment of whole, aligned vectors inside the input); [`load_end`] with the
+/// same arguments completes the load. In between, the thread may do anything that touches
+/// neither the stage nor the segment: the copies are in flight meanwhile.
 ///
 /// # Safety
 /// - Called by every lane of a full warp, each with the same `first`; the stage is the
-///   warp's ([`Stage::of_warp`]) and nothing else uses it during the call.
-/// - `data` is valid for reads of `len` elements, aligned for `T`, and no other thread
-///   writes the segment during the call.
+///   warp's ([`Stage::of_warp`]) and nothing else uses it until [`load_end`] returns;
+///   every access of this warp to it before this call is ordered before it by a barrier.
+/// - `data` is valid for reads of `len` elements, aligned for `T`, and nothing writes the
+///   segment until [`load_end`] returns.
+#[inline(always)]
+pub unsafe fn load_begin<T: Pod, const ITEMS: usize>(data: *const T, first: u64, len: u64, stage: Stage<T>) {
+    #[cfg(any(target_feature = "sm_80", not(target_arch = "nvptx64")))]
+    if copies_async::<T, ITEMS>(data, first, len) {
+        let lane = thread::lane_id() as usize;
+        let vectors = vectors_per_run::<T, ITEMS>();
+        let per_vector = VECTOR_BYTES / size_of::<T>();
+        for v in 0..vectors {
+            let g = v * WARP_SIZE as usize + lane;
+            let slot = vector_slot(vectors, (g / vectors) as u32, g % vectors);
+            // SAFETY: the destination is `slot` of the warp's staging: in bounds (32 runs
+            // of `vectors` vectors), 16-byte aligned (the staging is, and slots are 16
+            // bytes), written by this lane only, and read by others after `load_end`'s wait
+            // and warp barrier. The source is vector g of the segment: in bounds (inside
+            // the input), 16-byte aligned (the base is, and a segment is a whole number of
+            // vectors); nothing writes it until then (contract).
+            unsafe {
+                arch::copy_async_16(
+                    stage.vectors.as_mut_ptr().add(slot).cast(),
+                    data.add(first as usize + g * per_vector).cast(),
+                )
+            };
+        }
+    }
+    #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_80")))]
+    let _ = (data, first, len, stage);
+}
+
+/// Completes the load [`load_begin`] began with the same arguments: waits for its
+/// `cp.async` copies, or loads the segment now where it does not move asynchronously
+/// (elements past `len` are `fill`), and ends with a warp barrier: then each lane may
+/// read its run ([`Stage::visit_run`]).
+///
+/// # Safety
+/// As for [`load_begin`], called after it with the same arguments by the same lanes.
+#[inline(always)]
+pub unsafe fn load_end<T: Pod, const ITEMS: usize>(
+    data: *const T,
+    first: u64,
+    len: u64,
+    fill: T,
+    stage: Stage<T>,
+) {
+    if copies_async::<T, ITEMS>(data, first, len) {
+        // The copies are performed once the wait returns; the warp barrier below then
+        // makes them visible to the other lanes.
+        #[cfg(any(target_feature = "sm_80", not(target_arch = "nvptx64")))]
+        arch::copy_async_wait_all();
+    } else {
+        // SAFETY: forwarded from the caller.
+        unsafe { load_now::<T, ITEMS>(data, first, len, fill, stage) };
+    }
+    // SAFETY: the whole warp is here (contract).
+    unsafe { raw::sync_warp(FULL_MASK) };
+}
+
+/// Loads the calling warp's segment `first .. first + 32 * ITEMS` of `data[..len]` into its
+/// staging ([`load_begin`] then [`load_end`]), ending with a warp barrier.
+///
+/// # Safety
+/// As for [`load_begin`].
 #[inline(always)]
 pub unsafe fn load<T: Pod, const ITEMS: usize>(
+    data: *const T,
+    first: u64,
+    len: u64,
+    fill: T,
+    stage: Stage<T>,
+) {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        load_begin::<T, ITEMS>(data, first, len, stage);
+        load_end::<T, ITEMS>(data, first, len, fill, stage);
+    }
+}
+
+/// [`load_end`]'s part for a segment that does not move with `cp.async`: loads it now, all
+/// of a lane's 16-byte vectors in flight together where they are whole and aligned
+/// (sm_70), else element by element (elements past `len` are `fill`).
+///
+/// # Safety
+/// As for [`load_begin`].
+#[inline(always)]
+unsafe fn load_now<T: Pod, const ITEMS: usize>(
     data: *const T,
     first: u64,
     len: u64,
@@ -272,15 +372,15 @@ pub unsafe fn load<T: Pod, const ITEMS: usize>(
     let lane = thread::lane_id() as usize;
     let size = size_of::<T>();
     let vectors = vectors_per_run::<T, ITEMS>();
-    let whole = first + (WARP_SIZE as usize * ITEMS) as u64 <= len;
     if vectors > 0 {
         let per_vector = VECTOR_BYTES / size;
-        let aligned = (data as usize).is_multiple_of(VECTOR_BYTES);
         let slot = |g: usize| vector_slot(vectors, (g / vectors) as u32, g % vectors);
-        if whole && aligned {
-            // Every load first (in registers, in flight together), then the stores to
-            // shared memory. (A short loop body with constant bounds: unrolled, the array
-            // in registers.)
+        // sm_70 (elsewhere a whole, aligned segment moves with `cp.async`): every load
+        // first (in registers, in flight together), then the stores to shared memory. (A
+        // short loop body with constant bounds: unrolled, the array in registers.)
+        #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_80")))]
+        if first + (WARP_SIZE as usize * ITEMS) as u64 <= len && (data as usize).is_multiple_of(VECTOR_BYTES)
+        {
             let mut loaded = [[0u32; 4]; MAX_VECTORS_PER_RUN];
             #[allow(clippy::needless_range_loop)]
             for v in 0..vectors {
@@ -293,25 +393,26 @@ pub unsafe fn load<T: Pod, const ITEMS: usize>(
             #[allow(clippy::needless_range_loop)]
             for v in 0..vectors {
                 // SAFETY: in bounds (32 runs of `vectors` vectors); each slot is written by
-                // one lane, and read after the warp barrier below.
+                // one lane, and read after `load_end`'s warp barrier.
                 unsafe {
                     stage.vectors.write_unchecked(slot(v * WARP_SIZE as usize + lane), Vector(loaded[v]))
                 };
             }
-        } else {
-            // The tile that ends past the input (or a misaligned one): element by element.
-            for v in 0..vectors {
-                let g = v * WARP_SIZE as usize + lane;
-                let mut vector = Vector([0; 4]);
-                for k in 0..per_vector {
-                    let index = first + (g * per_vector + k) as u64;
-                    // SAFETY: index < len.
-                    let value = if index < len { unsafe { data.add(index as usize).read() } } else { fill };
-                    vector.set_element(k, value);
-                }
-                // SAFETY: as above.
-                unsafe { stage.vectors.write_unchecked(slot(g), vector) };
+            return;
+        }
+        // The tile that ends past the input (or a misaligned one): element by element.
+        for v in 0..vectors {
+            let g = v * WARP_SIZE as usize + lane;
+            let mut vector = Vector([0; 4]);
+            for k in 0..per_vector {
+                let index = first + (g * per_vector + k) as u64;
+                // SAFETY: index < len.
+                let value = if index < len { unsafe { data.add(index as usize).read() } } else { fill };
+                vector.set_element(k, value);
             }
+            // SAFETY: in bounds (32 runs of `vectors` vectors); one writer per slot, read
+            // after `load_end`'s warp barrier.
+            unsafe { stage.vectors.write_unchecked(slot(g), vector) };
         }
     } else {
         for i in 0..ITEMS {
@@ -320,12 +421,10 @@ pub unsafe fn load<T: Pod, const ITEMS: usize>(
             // SAFETY: index < len.
             let value = if index < len { unsafe { data.add(index as usize).read() } } else { fill };
             // SAFETY: in bounds (one slot per element of the segment); one writer per
-            // slot, read after the warp barrier below.
+            // slot, read after `load_end`'s warp barrier.
             unsafe { stage.elements.write_unchecked(e, value) };
         }
     }
-    // SAFETY: the whole warp is here (contract).
-    unsafe { raw::sync_warp(FULL_MASK) };
 }
 
 /// Writes the calling warp's staged segment (every lane's run, as [`Stage::update_run`]

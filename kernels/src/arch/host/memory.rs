@@ -423,3 +423,31 @@ pub unsafe fn store_global_16(ptr: *mut [u32; 4], value: [u32; 4]) {
     // SAFETY: the caller's contract.
     unsafe { ptr.write(value) }
 }
+
+/// `cp.async.cg.shared.global [dst], [src], 16` on the emulator: the copy performed at
+/// once, as a plain 16-byte read of `src` and a shared-memory write of `dst` through
+/// [`shared_write`](super::shared_write) (a switch point, the race check and the
+/// undefined-value check see it as this thread's write, at this call). On the GPU the copy
+/// may land any time before [`copy_async_wait_all`], so the emulator's view is the earliest
+/// legal one.
+///
+/// # Safety
+/// `dst` is the executing block's shared memory and `src` global memory, both 16-byte
+/// aligned and valid for 16 bytes; nothing accesses `dst`, and nothing writes `src`, until
+/// the thread's next [`copy_async_wait_all`] (and, for other threads, a barrier after it).
+#[inline]
+#[track_caller]
+pub unsafe fn copy_async_16(dst: *mut [u32; 4], src: *const [u32; 4]) {
+    aligned(dst);
+    aligned(src);
+    // SAFETY: the caller's contract.
+    let value = unsafe { load_global_16(src) };
+    // SAFETY: the caller's contract: `dst` is this block's shared memory.
+    unsafe { super::shared_write(dst, value) }
+}
+
+/// `cp.async.wait_all` on the emulator: nothing to wait for ([`copy_async_16`] copies at
+/// once). It orders nothing between threads (on the GPU neither does the wait alone: a
+/// barrier must follow), so it adds no happens-before edge for the race check.
+#[inline]
+pub fn copy_async_wait_all() {}

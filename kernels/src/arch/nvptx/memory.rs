@@ -569,3 +569,51 @@ pub unsafe fn store_global_16(ptr: *mut [u32; 4], value: [u32; 4]) {
         );
     }
 }
+
+/// `cp.async.cg.shared.global [dst], [src], 16` (sm_80+, PTX 7.0): starts an asynchronous
+/// copy of 16 bytes from global to shared memory that passes through no register (and
+/// caches at L2 only, `.cg`), after `cvta.to.global` of `src` and `cvta.to.shared` of
+/// `dst` (a 32-bit shared-window address). The copy is performed at some point before
+/// the thread's next [`copy_async_wait_all`] completes; until then neither address may be
+/// accessed by anyone, and other threads see the bytes only after that wait followed by a
+/// barrier that orders them (`bar.warp.sync` for the warp, `barrier.sync` for the block).
+///
+/// # Safety
+/// - `dst` is a generic address of the executing block's shared memory and `src` one of
+///   global memory, both 16-byte aligned, valid for 16 bytes.
+/// - Nothing reads or writes `dst`, and nothing writes `src`, from this call until the
+///   thread's next [`copy_async_wait_all`] has completed (and, for other threads, a barrier
+///   after it).
+#[cfg(target_feature = "sm_80")]
+#[inline(always)]
+pub unsafe fn copy_async_16(dst: *mut [u32; 4], src: *const [u32; 4]) {
+    // SAFETY: the caller's contract; reads 16 bytes of global memory and writes 16 bytes
+    // of shared memory, nothing else (not `nomem`: the compiler keeps other accesses in
+    // order around it).
+    unsafe {
+        asm!(
+            "cvta.to.shared.u64 {shared}, {dst};",
+            "cvt.u32.u64 {address}, {shared};",
+            "cvta.to.global.u64 {global}, {src};",
+            "cp.async.cg.shared.global [{address}], [{global}], 16;",
+            dst = in(reg64) dst,
+            shared = out(reg64) _,
+            address = out(reg32) _,
+            src = in(reg64) src,
+            global = out(reg64) _,
+            options(nostack),
+        );
+    }
+}
+
+/// `cp.async.wait_all` (sm_80+): waits until every [`copy_async_16`] this thread started
+/// has been performed (it commits them as one group and waits for it). The copied bytes
+/// are then visible to this thread; to other threads only after a barrier that follows
+/// this wait in each writer (`bar.warp.sync`, `barrier.sync`).
+#[cfg(target_feature = "sm_80")]
+#[inline(always)]
+pub fn copy_async_wait_all() {
+    // SAFETY: no operands and no precondition: it only waits for this thread's own copies.
+    // Not `nomem`, so the compiler moves no access of the copied memory across it.
+    unsafe { asm!("cp.async.wait_all;", options(nostack)) }
+}

@@ -398,18 +398,13 @@ impl<T: Pod, O: Scan<T>> std::fmt::Debug for Scanner<T, O> {
 }
 
 impl<T: Pod, O: Scan<T>> Scanner<T, O> {
-    /// Loads the kernel and allocates the scratch, with the default options; on a device
-    /// whose blocks may have less shared memory than the two tile stagings of the default
-    /// block size take (64 KiB on sm_75: 65 696 bytes for 4-byte elements), with the
-    /// largest multiple of 32 threads below it that fits. [`Scanner::tile_len`] says which:
-    /// the tile length fixes the order in which floats are combined.
+    /// Loads the kernel and allocates the scratch, with the default options.
     ///
     /// # Errors
     /// Loading the kernel ([`Error::ModuleLoad`], [`Error::NoPtxForDevice`], ...) or
-    /// allocating ([`Error::Alloc`]); [`Error::Driver`] when the driver cannot tell the
-    /// kernel's occupancy.
+    /// allocating ([`Error::Alloc`]).
     pub fn new(device: &Device) -> Result<Self, Error> {
-        Self::open(device, ScanOptions::default(), true)
+        Self::with_options(device, ScanOptions::default())
     }
 
     /// As [`Scanner::new`], with `options`.
@@ -419,27 +414,13 @@ impl<T: Pod, O: Scan<T>> Scanner<T, O> {
     /// run with (its shared memory more than one block may have on the device);
     /// [`Error::Driver`] when the driver cannot tell the kernel's occupancy.
     pub fn with_options(device: &Device, options: ScanOptions) -> Result<Self, Error> {
-        Self::open(device, options, false)
-    }
-
-    /// [`Scanner::with_options`]; with `smaller_if_needed`, a block size whose stagings do
-    /// not fit a block's shared memory on the device gives way to the largest multiple of
-    /// 32 below it that fits.
-    fn open(device: &Device, options: ScanOptions, smaller_if_needed: bool) -> Result<Self, Error> {
-        let mut options = options.check_threads()?;
+        let options = options.check_threads()?;
         let kernel = O::kernel();
         let function = device.load(&kernel.program)?.untyped_kernel(kernel.scan)?;
-        let resident = |threads: u32| {
-            let shared = u32::try_from(kernel_scan::shared_bytes::<T>(threads)).unwrap_or(u32::MAX);
-            device.max_active_blocks_per_multiprocessor(&function, threads, shared)
-        };
-        let mut per_multiprocessor = resident(options.block_threads)?;
-        while smaller_if_needed && per_multiprocessor == 0 && options.block_threads > 32 {
-            options.block_threads -= 32;
-            per_multiprocessor = resident(options.block_threads)?;
-        }
         let threads = options.block_threads;
         let shared_bytes = kernel_scan::shared_bytes::<T>(threads);
+        let shared = u32::try_from(shared_bytes).unwrap_or(u32::MAX);
+        let per_multiprocessor = device.max_active_blocks_per_multiprocessor(&function, threads, shared)?;
         if per_multiprocessor == 0 {
             return Err(Error::unsupported(format!(
                 "{threads} threads per block for a scan of this element type: its two tile stagings take \

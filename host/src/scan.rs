@@ -58,15 +58,11 @@
 //! ```
 //!
 //! # What each call does
-//! One launch of the kernels in `warpsafe::scan`, over tiles of 256 threads' runs (128
-//! bytes per thread, at most 64 elements in a selection: 8192 `f32`s): a tile is loaded
-//! once, publishes its aggregate, finds its prefix by decoupled look-back over the earlier
-//! tiles' status words, and is written once. A selection launches one block per tile. A
-//! scan launches at most one wave of blocks (as many as the device holds at once, by the
-//! kernel's occupancy), each scanning tile after tile and loading its next tile while it
-//! looks back; its two tile stagings take more than the 48 KiB of shared memory a kernel
-//! gets by default (64 KiB with 256 threads), so the scan kernel is opted in to more. There is no initialisation
-//! launch: status words carry the launch's epoch, so words of earlier launches read as
+//! One launch of one block per tile (256 threads, each with a run of 128 bytes, at most
+//! 64 elements in a selection: 8192 `f32`s) of the kernels in `warpsafe::scan`: every block
+//! loads its tile once, publishes the tile's aggregate, finds its prefix by decoupled
+//! look-back over the earlier tiles' status words, and writes its tile once. There is no
+//! initialisation launch: status words carry the launch's epoch, so words of earlier launches read as
 //! unpublished, and the tile counter resets itself. `Scanner` and `Selector` own their
 //! scratch (status words, grown to the longest input seen, and the counter) and reuse it
 //! on every call.
@@ -131,12 +127,10 @@ pub enum SelectForm {
 /// Launch settings of a [`Scanner`] or [`Selector`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScanOptions {
-    /// Threads per block: a multiple of 32 from 32 to 512 (256 by default) such that a
-    /// selection's tile fits 48 KiB of shared memory, and a scan's two tile stagings the
-    /// shared memory one block may have on the device (on an H100 every size does; on
-    /// sm_75, with 64 KiB, at most 224 for a scan of 4-byte elements). With the element
-    /// type it fixes the tile length, and so the order in which floats are combined:
-    /// results are bit-identical between runs with the same options.
+    /// Threads per block: a multiple of 32 from 32 to 512 whose tile fits 48 KiB of shared
+    /// memory (256 by default; at most 352 for a scan of 4-byte elements). With the
+    /// element type it fixes the tile length, and so the order in which floats are
+    /// combined: results are bit-identical between runs with the same options.
     pub block_threads: u32,
 }
 
@@ -151,21 +145,15 @@ impl Default for ScanOptions {
 const SHARED_WITHOUT_OPT_IN: usize = 48 * 1024;
 
 impl ScanOptions {
-    /// Refuses a block size no kernel here runs with: not a multiple of 32 from 32 to 512.
-    fn check_threads(self) -> Result<ScanOptions, Error> {
+    /// Refuses a block size the kernels cannot run with: not a multiple of 32 from 32 to
+    /// 512, or a tile staging (`shared_bytes` with this block size) over 48 KiB.
+    fn check(self, shared_bytes: impl Fn(u32) -> usize) -> Result<ScanOptions, Error> {
         let threads = self.block_threads;
         if !threads.is_multiple_of(32) || !(32..=512).contains(&threads) {
             return Err(Error::unsupported(format!(
                 "{threads} threads per block for a scan or selection: a multiple of 32 from 32 to 512"
             )));
         }
-        Ok(self)
-    }
-
-    /// Refuses a block size a selection cannot run with: as [`ScanOptions::check_threads`],
-    /// or a tile staging (`shared_bytes` with this block size) over 48 KiB.
-    fn check(self, shared_bytes: impl Fn(u32) -> usize) -> Result<ScanOptions, Error> {
-        let threads = self.check_threads()?.block_threads;
         if shared_bytes(threads) > SHARED_WITHOUT_OPT_IN {
             let most = (32..=threads).step_by(32).filter(|&t| shared_bytes(t) <= SHARED_WITHOUT_OPT_IN).max();
             return Err(Error::unsupported(format!(
@@ -328,28 +316,21 @@ impl LookBackScratch {
     }
 }
 
-/// The grid and tile count of one launch over `len` elements in tiles of `tile`: one block
-/// per tile, or with `wave` (persistent blocks, which take tiles until none is left) at
-/// most `wave` blocks.
+/// The grid and tile count of one launch over `len` elements in tiles of `tile`.
 fn launch_shape(
     operation: &'static str,
     len: usize,
     tile: u64,
     options: ScanOptions,
     shared_bytes: usize,
-    wave: Option<u32>,
 ) -> Result<(LaunchConfig, u64), Error> {
     let tiles = (len as u64).div_ceil(tile).max(1);
-    let blocks = wave.map_or(tiles, |wave| tiles.min(u64::from(wave.max(1))));
-    // The tickets of the launch (`warpsafe::scan::lookback::take_tile`) on a counter of 32
-    // bits: one per block, and with persistent blocks each tile once and one past the
-    // tiles per block.
-    let extra_tickets = if wave.is_some() { blocks } else { 0 };
-    if tiles + extra_tickets > u32::MAX as u64 {
+    // One block per tile, and a ticket counter of 32 bits.
+    if tiles > u32::MAX as u64 {
         return Err(Error::InputTooLarge {
             operation,
             len,
-            max: usize::try_from(tile * (u32::MAX as u64 - extra_tickets)).unwrap_or(usize::MAX),
+            max: usize::try_from(tile * (u32::MAX as u64)).unwrap_or(usize::MAX),
         });
     }
     let shared = u32::try_from(shared_bytes)
@@ -357,7 +338,7 @@ fn launch_shape(
     Ok((
         LaunchConfig {
             shared_mem_bytes: shared,
-            ..LaunchConfig::linear(blocks as u32, options.block_threads)
+            ..LaunchConfig::linear(tiles as u32, options.block_threads)
         },
         tiles,
     ))
@@ -379,8 +360,6 @@ fn check_device(device: &Device, operation: &str, on_device: bool) -> Result<(),
 pub struct Scanner<T: Pod, O: Scan<T>> {
     function: Function,
     options: ScanOptions,
-    /// Blocks of the kernel the device holds at once: the most a launch has.
-    wave: u32,
     scratch: LookBackScratch,
     /// The stream of the waiting calls.
     stream: Stream,
@@ -411,27 +390,14 @@ impl<T: Pod, O: Scan<T>> Scanner<T, O> {
     ///
     /// # Errors
     /// As for [`Scanner::new`]; [`Error::Unsupported`] for a block size the kernel cannot
-    /// run with (its shared memory more than one block may have on the device);
-    /// [`Error::Driver`] when the driver cannot tell the kernel's occupancy.
+    /// run with.
     pub fn with_options(device: &Device, options: ScanOptions) -> Result<Self, Error> {
-        let options = options.check_threads()?;
+        let options = options.check(kernel_scan::shared_bytes::<T>)?;
         let kernel = O::kernel();
         let function = device.load(&kernel.program)?.untyped_kernel(kernel.scan)?;
-        let threads = options.block_threads;
-        let shared_bytes = kernel_scan::shared_bytes::<T>(threads);
-        let shared = u32::try_from(shared_bytes).unwrap_or(u32::MAX);
-        let per_multiprocessor = device.max_active_blocks_per_multiprocessor(&function, threads, shared)?;
-        if per_multiprocessor == 0 {
-            return Err(Error::unsupported(format!(
-                "{threads} threads per block for a scan of this element type: its two tile stagings take \
-                 {shared_bytes} bytes of shared memory, more than a block may have on {}",
-                device.name()
-            )));
-        }
         Ok(Scanner {
             function,
             options,
-            wave: per_multiprocessor.saturating_mul(device.multiprocessor_count()),
             scratch: LookBackScratch::new(device, status_words::<T>)?,
             stream: device.stream()?,
             operator: PhantomData,
@@ -542,7 +508,6 @@ impl<T: Pod, O: Scan<T>> Scanner<T, O> {
             kernel_scan::tile_elements::<T>(self.options.block_threads),
             self.options,
             kernel_scan::shared_bytes::<T>(self.options.block_threads),
-            Some(self.wave),
         )?;
         let slots = self.scratch.prepare(tiles, stream, &self.stream)?;
         let (mut input, mut output, mut len) =
@@ -550,9 +515,8 @@ impl<T: Pod, O: Scan<T>> Scanner<T, O> {
         let (mut status, mut counter, mut epoch) = (slots.status, slots.counter, slots.epoch);
         let mut exclusive = (kind == ScanKind::Exclusive) as u32;
         let args = kernel_args![input, output, len, status, counter, epoch, exclusive];
-        // SAFETY: scan(input, output, len, status, counter, epoch, exclusive): at most one
-        // block per tile, tiles + blocks <= 2^32 (checked by `launch_shape`), of the
-        // options' threads and the shared bytes they need; both buffers hold `len`
+        // SAFETY: scan(input, output, len, status, counter, epoch, exclusive): one block
+        // of BLOCK_THREADS per tile and the shared bytes it needs; both buffers hold `len`
         // elements and are the same or distinct allocations (the caller keeps them alive
         // and untouched); the status words cover `tiles` tiles, this scratch is used by no
         // other launch (caller), the epoch is new and the counter 0 (reset by the last
@@ -774,7 +738,6 @@ impl<T: Pod, P: Selection<T>> Selector<T, P> {
             kernel_select::tile_elements::<T>(self.options.block_threads),
             self.options,
             kernel_select::shared_bytes::<T>(self.options.block_threads),
-            None,
         )?;
         let slots = self.scratch.prepare(tiles, stream, &self.stream)?;
         let mut form_bits = match form {

@@ -75,35 +75,6 @@ fn segmented_reduce_kernels_read_16_byte_vectors() {
     }
 }
 
-/// The body of kernel `name` in `ptx`, then those of the functions it calls (`.func`,
-/// transitively): the code the kernel runs, with what the compiler kept out of line.
-fn kernel_with_callees(ptx: &str, name: &str) -> String {
-    let mut code = kernel_body(ptx, name).to_string();
-    let mut seen = std::collections::HashSet::new();
-    let mut next = 0;
-    while let Some(at) = code[next..].find("call") {
-        let line_end = code[next + at..].find('\n').map_or(code.len(), |e| next + at + e);
-        let line = code[next + at..line_end].to_string();
-        next = line_end;
-        let Some(rest) = line.split_once(char::is_whitespace).map(|(_, r)| r.trim()) else { continue };
-        let rest = rest.strip_prefix("(retval0),").map_or(rest, str::trim);
-        let callee = rest.split([',', ';', ' ']).next().unwrap_or("");
-        if callee.is_empty() || !seen.insert(callee.to_string()) {
-            continue;
-        }
-        let line_start = |i: usize| ptx[..i].rfind('\n').map_or(0, |l| l + 1);
-        let definition = ptx
-            .match_indices(&format!(" {callee}("))
-            .map(|(i, _)| line_start(i))
-            .find(|&l| ptx[l..].starts_with(".func"));
-        let Some(offset) = definition else { continue };
-        let rest = &ptx[offset..];
-        let end = rest.find("\n}\n").map_or(rest.len(), |e| e + 3);
-        code.push_str(&rest[..end]);
-    }
-    code
-}
-
 #[test]
 fn scan_and_select_kernels_stage_tiles_with_cp_async_from_sm_80() {
     // A run is RUN_BYTES / 16 vectors: one `cp.async` each (sm_80+) or one `ld.global.v4`
@@ -145,7 +116,7 @@ fn scan_and_select_kernels_stage_tiles_with_cp_async_from_sm_80() {
     for (kernel, instruction, sm, at_least, at_most) in expected {
         let (_, ptx) =
             warpsafe_host::ptx::EMBEDDED.iter().find(|(s, _)| *s == sm).expect("sm_70, sm_80, sm_90");
-        let count = kernel_with_callees(ptx, kernel).matches(instruction).count();
+        let count = kernel_body(ptx, kernel).matches(instruction).count();
         assert!(
             (at_least..=at_most).contains(&count),
             "sm_{sm} {kernel}: {count} {instruction}, expected {at_least}..={at_most}"

@@ -95,30 +95,6 @@ pub(crate) unsafe fn launch(
     check(status)
 }
 
-/// Dynamic shared memory a kernel may use without opting in: 48 KiB on every GPU since
-/// sm_70.
-pub(crate) const SHARED_WITHOUT_OPT_IN: u32 = 48 * 1024;
-
-/// `cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)`: lets launches of
-/// `function` use up to `bytes` of dynamic shared memory, past the 48 KiB a kernel gets
-/// without opting in. The driver refuses (`InvalidValue`) more than the device's opt-in
-/// limit less the kernel's static shared memory (the limit: 227 KiB on sm_90, 163 KiB on
-/// sm_80, 96 KiB on sm_70, 64 KiB on sm_75).
-///
-/// # Safety
-/// The function's context is current.
-pub(crate) unsafe fn allow_dynamic_shared(function: cuda::CUfunction, bytes: u32) -> Result<(), CudaError> {
-    let bytes = i32::try_from(bytes).map_err(|_| CudaError::InvalidValue)?;
-    // SAFETY: the function handle is live (caller); the attribute takes an int.
-    check(unsafe {
-        cuda::cuFuncSetAttribute(
-            function,
-            cuda::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            bytes,
-        )
-    })
-}
-
 /// `cuOccupancyMaxActiveBlocksPerMultiprocessor`: how many blocks of `block_threads`
 /// threads and `dynamic_shared_bytes` of dynamic shared memory one SM holds at once.
 ///

@@ -262,11 +262,6 @@ impl Gpu {
         let raw = function.gpu_handle(&self.context)?;
         let stream = stream.gpu_handle(&self.context)?;
         self.context.make_current()?;
-        if config.shared_mem_bytes > driver::SHARED_WITHOUT_OPT_IN {
-            // SAFETY: the function belongs to this context, which is current.
-            unsafe { driver::allow_dynamic_shared(raw, config.shared_mem_bytes) }
-                .map_err(|source| Error::Launch { kernel: function.name().to_string(), source })?;
-        }
         let shape = driver::RawLaunch {
             grid: config.grid,
             block: config.block,
@@ -290,20 +285,6 @@ impl Gpu {
             return Ok(0);
         }
         self.context.make_current()?;
-        if dynamic_shared_bytes > driver::SHARED_WITHOUT_OPT_IN {
-            // A kernel may run with more than 48 KiB only once it opts in, up to the
-            // device's limit: past it, no block fits.
-            // SAFETY: the function belongs to this context, which is current.
-            match unsafe { driver::allow_dynamic_shared(raw, dynamic_shared_bytes) } {
-                Ok(()) => {}
-                Err(CudaError::InvalidValue) => return Ok(0),
-                Err(e) => {
-                    return Err(
-                        Error::driver(format!("opting {} in to more shared memory", function.name()))(e),
-                    )
-                }
-            }
-        }
         // SAFETY: the function belongs to this context, which is current.
         unsafe { driver::max_active_blocks(raw, block_threads, dynamic_shared_bytes) }
             .map_err(Error::driver(format!("computing the occupancy of {}", function.name())))

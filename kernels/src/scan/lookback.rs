@@ -2,14 +2,12 @@
 //! (Merrill & Garland, 2016), arranged so that float results do not depend on timing.
 //!
 //! # Tiles and tickets
-//! The input is cut into tiles of equal length. A block takes its tile number from an
-//! atomic ticket counter ([`take_tile`]) when it starts, not from its block index (and a
-//! block that scans several tiles takes each next one the same way, [`request_tile`]), so
-//! every tile before it was taken by a block that is already running: a block only ever
-//! waits for blocks that run, whatever order the GPU (or the emulator) starts blocks in.
-//! The counter is incremented with `atom.inc` whose limit is the last ticket the launch
-//! takes (the last tile, with one tile per block), so it is back at 0 when the launch
-//! ends: no reset between launches.
+//! The input is cut into tiles of equal length, one per block. A block takes its tile
+//! number from an atomic ticket counter ([`take_tile`]) when it starts, not from its block
+//! index, so every tile before it was taken by a block that is already running: a block
+//! only ever waits for blocks that run, whatever order the GPU (or the emulator) starts
+//! blocks in. The counter is incremented with `atom.inc` whose limit is the last tile, so
+//! it is back at 0 when the launch ends: no reset between launches.
 //!
 //! # What a tile publishes
 //! Tiles are grouped in aligned *windows* of 32. Every window `w` has 34 status slots
@@ -207,74 +205,28 @@ unsafe impl<T: Pod> TileStatus<T> for TaggedStatus {
     }
 }
 
-/// Slots of the ticket scratch ([`scratch`]): the first ticket of a block
-/// ([`take_tile`]), and the next one a block that scans several tiles asks for
-/// ([`request_tile`]).
-const FIRST_TICKET: usize = 0;
-const REQUESTED_TICKET: usize = 1;
-
-/// `atom.inc` of the ticket counter by thread 0, with limit `tickets - 1`, the ticket
-/// written to `slot` of the block's ticket scratch.
+/// Takes the calling block's tile number from the ticket counter and gives it to every
+/// thread of the block: `atom.inc` with limit `tiles - 1` by thread 0, then a barrier.
 ///
 /// # Safety
-/// As for [`take_tile`]'s counter; nothing reads `slot` unordered with this call.
+/// - Every thread of the block calls this once, first thing (it contains a block barrier),
+///   and the launch has exactly `tiles` blocks, `1 <= tiles <= 2^32`.
+/// - `counter` is a valid, 4-byte aligned global `u32` holding 0 when the launch starts,
+///   used by no other launch while this one runs.
+/// - `ticket` is one element of block-shared memory nothing else uses during the launch.
 #[inline(always)]
-unsafe fn take_ticket(counter: *mut u32, tickets: u64, ticket: SharedSlice<u32>, slot: usize) {
+pub unsafe fn take_tile(counter: *mut u32, tiles: u64, ticket: SharedSlice<u32>) -> u64 {
     if thread::linear_thread_idx() == 0 {
         // SAFETY: the counter is valid and accessed only atomically by this GPU (contract).
         let counter = unsafe { DeviceAtomicU32::from_ptr(counter) };
-        let taken = counter.fetch_inc((tickets - 1) as u32, Relaxed);
-        // SAFETY: thread 0 alone writes it; the others read it after a barrier (contract).
-        unsafe { ticket.write(slot, taken) };
+        let tile = counter.fetch_inc((tiles - 1) as u32, Relaxed);
+        // SAFETY: thread 0 alone writes it; the others read it after the barrier.
+        unsafe { ticket.write(0, tile) };
     }
-}
-
-/// Takes the calling block's (first) tile number from the ticket counter and gives it to
-/// every thread of the block: `atom.inc` with limit `tickets - 1` by thread 0, then a
-/// barrier.
-///
-/// # Safety
-/// - Every thread of the block calls this once, first thing (it contains a block barrier).
-/// - The launch takes exactly `tickets` tickets, `1 <= tickets <= 2^32`, counting those of
-///   [`request_tile`]: with one tile per block, as many as it has blocks (and tiles).
-/// - `counter` is a valid, 4-byte aligned global `u32` holding 0 when the launch starts,
-///   used by no other launch while this one runs.
-/// - `ticket` is the ticket scratch of [`scratch`], which nothing else uses during the
-///   launch.
-#[inline(always)]
-pub unsafe fn take_tile(counter: *mut u32, tickets: u64, ticket: SharedSlice<u32>) -> u64 {
-    // SAFETY: forwarded from the caller; nothing has read the slot yet.
-    unsafe { take_ticket(counter, tickets, ticket, FIRST_TICKET) };
     // SAFETY: every thread of the block calls this (contract).
     unsafe { barrier::sync() };
     // SAFETY: written before the barrier, never again.
-    unsafe { ticket.read(FIRST_TICKET) as u64 }
-}
-
-/// Asks for the calling block's next ticket (thread 0 takes it from the counter, as
-/// [`take_tile`] does), for [`requested_tile`] to read after a block barrier: so that the
-/// atomic's round trip overlaps the block's work up to that barrier.
-///
-/// # Safety
-/// - Every thread of the block calls this (only thread 0 acts), as many times, each after
-///   [`take_tile`]; the launch's ticket count is as [`take_tile`] requires.
-/// - Every [`requested_tile`] of the previous request, in every thread, is ordered before
-///   this call by a block barrier; `ticket` is as for [`take_tile`].
-#[inline(always)]
-pub unsafe fn request_tile(counter: *mut u32, tickets: u64, ticket: SharedSlice<u32>) {
-    // SAFETY: forwarded from the caller, whose previous reads are ordered before this.
-    unsafe { take_ticket(counter, tickets, ticket, REQUESTED_TICKET) };
-}
-
-/// The ticket of the last [`request_tile`].
-///
-/// # Safety
-/// A block barrier orders the [`request_tile`] before this, and no later one is made
-/// until every thread has read it.
-#[inline(always)]
-pub unsafe fn requested_tile(ticket: SharedSlice<u32>) -> u64 {
-    // SAFETY: written before a barrier that precedes this (contract).
-    unsafe { ticket.read(REQUESTED_TICKET) as u64 }
+    unsafe { ticket.read(0) as u64 }
 }
 
 /// Elements of `T` the block-shared scratch of [`block_prefix`] holds: 32 warp slots and
@@ -285,19 +237,18 @@ pub const SCRATCH_LEN: usize = 33;
 const TILE_END: usize = 32;
 
 /// Bytes at the start of the dynamic shared memory that the look-back of a scan over `T`
-/// takes: the tickets, then the scratch of [`block_prefix`] at byte 16; a multiple of 16,
+/// takes: the ticket, then the scratch of [`block_prefix`] at byte 16; a multiple of 16,
 /// so what follows (the tile's staging) is 16-byte aligned.
 pub const fn prefix_bytes<T>() -> usize {
     (16 + SCRATCH_LEN * size_of::<T>()).next_multiple_of(16)
 }
 
-/// The ticket scratch (two slots: [`take_tile`]'s and [`request_tile`]'s) and the prefix
-/// scratch, carved from the launch's dynamic shared memory (which must be at least
-/// [`prefix_bytes`]`::<T>()`: a smaller window traps).
+/// The ticket slot and the prefix scratch, carved from the launch's dynamic shared
+/// memory (which must be at least [`prefix_bytes`]`::<T>()`: a smaller window traps).
 #[inline(always)]
 #[track_caller]
 pub fn scratch<T: Pod>() -> (SharedSlice<u32>, SharedSlice<T>) {
-    (shared::dynamic_part::<u32>(0, 2), shared::dynamic_part::<T>(16, SCRATCH_LEN))
+    (shared::dynamic_part::<u32>(0, 1), shared::dynamic_part::<T>(16, SCRATCH_LEN))
 }
 
 /// The block-wide, device-wide prefix: every thread of the block working on tile `tile`
@@ -307,15 +258,11 @@ pub fn scratch<T: Pod>() -> (SharedSlice<u32>, SharedSlice<T>) {
 /// status on the way (module docs).
 ///
 /// # Safety
-/// - Every thread of the block calls this once for the tile (a block that scans several
-///   tiles calls it once for each, in turn, each warp passing a warp or block barrier
-///   between two calls: that orders a lane's read of its warp's slot of `scratch` before
-///   lane 31's next write of it; the block barriers inside order the rest), the block has
-///   a multiple of 32 threads, at most 1024 (so warp 0 is full), and `scratch` is as
-///   [`scratch`] returns it, used by nothing else.
+/// - Every thread of the block calls this once, the block has a multiple of 32 threads,
+///   at most 1024 (so warp 0 is full), and `scratch` is as [`scratch`] returns it, used by
+///   nothing else.
 /// - `status` and `tile` are as [`TileStatus`] requires; every tile before `tile` is taken
-///   by a running block of this launch that calls this for it too (and does not wait for
-///   this block's later tiles first).
+///   by a block of this launch that calls this too.
 #[inline(always)]
 pub unsafe fn block_prefix<T: Pod, Op: Operator<T>, S: TileStatus<T>>(
     scratch: SharedSlice<T>,
@@ -323,28 +270,6 @@ pub unsafe fn block_prefix<T: Pod, Op: Operator<T>, S: TileStatus<T>>(
     tile: u64,
     total: T,
     op: Op,
-) -> (T, T) {
-    // SAFETY: forwarded from the caller; the closure does nothing.
-    unsafe { block_prefix_overlapped(scratch, status, tile, total, op, || {}) }
-}
-
-/// [`block_prefix`], calling `overlap` once in every thread while the tile's prefix is
-/// looked for: after the block barrier that follows each warp's part of the tile's
-/// reduction, and in warp 0 once it has published the tile's aggregate, before it waits
-/// for anything. For work that need not wait for the prefix, such as starting the loads
-/// of the block's next tile ([`super::device`]).
-///
-/// # Safety
-/// As for [`block_prefix`]; `overlap` contains no block barrier, and touches neither
-/// `scratch` nor `status`.
-#[inline(always)]
-pub unsafe fn block_prefix_overlapped<T: Pod, Op: Operator<T>, S: TileStatus<T>>(
-    scratch: SharedSlice<T>,
-    status: S,
-    tile: u64,
-    total: T,
-    op: Op,
-    overlap: impl FnOnce(),
 ) -> (T, T) {
     let lane = thread::lane_id();
     let warp_index = thread::warp_idx() as usize;
@@ -375,7 +300,7 @@ pub unsafe fn block_prefix_overlapped<T: Pod, Op: Operator<T>, S: TileStatus<T>>
         let below = unsafe { raw::shfl_up_sync(FULL_MASK, warps_inclusive, 1, WARP_SIZE) };
         let warps_exclusive = if lane == 0 { op.identity() } else { below };
         // SAFETY: forwarded from the caller; all of warp 0 is here.
-        let (tile_prefix, tile_end) = unsafe { look_back(status, tile, aggregate, op, overlap) };
+        let (tile_prefix, tile_end) = unsafe { look_back(status, tile, aggregate, op) };
         if lane < warps {
             // SAFETY: lane `l` alone rewrites slot `l`, which only it read above; the
             // other warps read it after the barrier below.
@@ -385,8 +310,6 @@ pub unsafe fn block_prefix_overlapped<T: Pod, Op: Operator<T>, S: TileStatus<T>>
             // SAFETY: one writer; read after the barrier below.
             unsafe { scratch.write(TILE_END, tile_end) };
         }
-    } else {
-        overlap();
     }
     // SAFETY: every thread of the block gets here (contract).
     unsafe { barrier::sync() };
@@ -395,19 +318,18 @@ pub unsafe fn block_prefix_overlapped<T: Pod, Op: Operator<T>, S: TileStatus<T>>
     (op.combine(warp_prefix, exclusive), tile_end)
 }
 
-/// Warp 0's part: publishes `aggregate` as tile `tile`'s, calls `overlap`, finds the base
-/// of its window by looking back (module docs), publishes what it owes its window, and
-/// returns (exclusive prefix, inclusive end of the tile) to every lane.
+/// Warp 0's part: publishes `aggregate` as tile `tile`'s, finds the base of its window by
+/// looking back (module docs), publishes what it owes its window, and returns (exclusive
+/// prefix, inclusive end of the tile) to every lane.
 ///
 /// # Safety
-/// As for [`block_prefix_overlapped`]; called by all 32 lanes of warp 0.
+/// As for [`block_prefix`]; called by all 32 lanes of warp 0.
 #[inline(always)]
 unsafe fn look_back<T: Pod, Op: Operator<T>, S: TileStatus<T>>(
     status: S,
     tile: u64,
     aggregate: T,
     op: Op,
-    overlap: impl FnOnce(),
 ) -> (T, T) {
     let lane = thread::lane_id();
     let (window, position) = (tile / WINDOW, (tile % WINDOW) as u32);
@@ -415,7 +337,6 @@ unsafe fn look_back<T: Pod, Op: Operator<T>, S: TileStatus<T>>(
         // SAFETY: this tile's aggregate, published once, by one thread.
         unsafe { status.publish(Slot::aggregate(tile), aggregate) };
     }
-    overlap();
     // One round of loads, all in flight together (module docs).
     // SAFETY: earlier tiles of this window, window `window - 1`'s tiles, earlier windows:
     // all of the launch (contract).

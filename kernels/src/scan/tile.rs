@@ -255,114 +255,17 @@ impl<T: Pod> Stage<T> {
     }
 }
 
-/// Whether the warp's segment `first .. first + 32 * ITEMS` of `data[..len]` moves with
-/// `cp.async` (sm_80+ and the emulator): runs of whole vectors, the segment inside the
-/// input, and the base 16-byte aligned.
-#[inline(always)]
-fn copies_async<T, const ITEMS: usize>(data: *const T, first: u64, len: u64) -> bool {
-    cfg!(any(target_feature = "sm_80", not(target_arch = "nvptx64")))
-        && vectors_per_run::<T, ITEMS>() > 0
-        && first + (WARP_SIZE as usize * ITEMS) as u64 <= len
-        && (data as usize).is_multiple_of(VECTOR_BYTES)
-}
-
-/// Starts loading the calling warp's segment `first .. first + 32 * ITEMS` of
-/// `data[..len]` into its staging where it can move asynchronously (`cp.async` of each
-/// 16-byte vector, global to shared with no register in between: sm_80+ and the
-/// emulator, a segment of whole, aligned vectors inside the input); [`load_end`] with the
-/// same arguments completes the load. In between, the thread may do anything that touches
-/// neither the stage nor the segment: the copies are in flight meanwhile.
+/// Loads the calling warp's segment `first .. first + 32 * ITEMS` of `data[..len]`
+/// (elements past `len` are `fill`) into its staging, ending with a warp barrier: then each
+/// lane may read its run ([`Stage::visit_run`]).
 ///
 /// # Safety
 /// - Called by every lane of a full warp, each with the same `first`; the stage is the
-///   warp's ([`Stage::of_warp`]) and nothing else uses it until [`load_end`] returns;
-///   every access of this warp to it before this call is ordered before it by a barrier.
-/// - `data` is valid for reads of `len` elements, aligned for `T`, and nothing writes the
-///   segment until [`load_end`] returns.
-#[inline(always)]
-pub unsafe fn load_begin<T: Pod, const ITEMS: usize>(data: *const T, first: u64, len: u64, stage: Stage<T>) {
-    #[cfg(any(target_feature = "sm_80", not(target_arch = "nvptx64")))]
-    if copies_async::<T, ITEMS>(data, first, len) {
-        let lane = thread::lane_id() as usize;
-        let vectors = vectors_per_run::<T, ITEMS>();
-        let per_vector = VECTOR_BYTES / size_of::<T>();
-        for v in 0..vectors {
-            let g = v * WARP_SIZE as usize + lane;
-            let slot = vector_slot(vectors, (g / vectors) as u32, g % vectors);
-            // SAFETY: the destination is `slot` of the warp's staging: in bounds (32 runs
-            // of `vectors` vectors), 16-byte aligned (the staging is, and slots are 16
-            // bytes), written by this lane only, and read by others after `load_end`'s wait
-            // and warp barrier. The source is vector g of the segment: in bounds (inside
-            // the input), 16-byte aligned (the base is, and a segment is a whole number of
-            // vectors); nothing writes it until then (contract).
-            unsafe {
-                arch::copy_async_16(
-                    stage.vectors.as_mut_ptr().add(slot).cast(),
-                    data.add(first as usize + g * per_vector).cast(),
-                )
-            };
-        }
-    }
-    #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_80")))]
-    let _ = (data, first, len, stage);
-}
-
-/// Completes the load [`load_begin`] began with the same arguments: waits for its
-/// `cp.async` copies, or loads the segment now where it does not move asynchronously
-/// (elements past `len` are `fill`), and ends with a warp barrier: then each lane may
-/// read its run ([`Stage::visit_run`]).
-///
-/// # Safety
-/// As for [`load_begin`], called after it with the same arguments by the same lanes.
-#[inline(always)]
-pub unsafe fn load_end<T: Pod, const ITEMS: usize>(
-    data: *const T,
-    first: u64,
-    len: u64,
-    fill: T,
-    stage: Stage<T>,
-) {
-    if copies_async::<T, ITEMS>(data, first, len) {
-        // The copies are performed once the wait returns; the warp barrier below then
-        // makes them visible to the other lanes.
-        #[cfg(any(target_feature = "sm_80", not(target_arch = "nvptx64")))]
-        arch::copy_async_wait_all();
-    } else {
-        // SAFETY: forwarded from the caller.
-        unsafe { load_now::<T, ITEMS>(data, first, len, fill, stage) };
-    }
-    // SAFETY: the whole warp is here (contract).
-    unsafe { raw::sync_warp(FULL_MASK) };
-}
-
-/// Loads the calling warp's segment `first .. first + 32 * ITEMS` of `data[..len]` into its
-/// staging ([`load_begin`] then [`load_end`]), ending with a warp barrier.
-///
-/// # Safety
-/// As for [`load_begin`].
+///   warp's ([`Stage::of_warp`]) and nothing else uses it during the call.
+/// - `data` is valid for reads of `len` elements, aligned for `T`, and no other thread
+///   writes the segment during the call.
 #[inline(always)]
 pub unsafe fn load<T: Pod, const ITEMS: usize>(
-    data: *const T,
-    first: u64,
-    len: u64,
-    fill: T,
-    stage: Stage<T>,
-) {
-    // SAFETY: forwarded from the caller.
-    unsafe {
-        load_begin::<T, ITEMS>(data, first, len, stage);
-        load_end::<T, ITEMS>(data, first, len, fill, stage);
-    }
-}
-
-/// [`load_end`]'s part for a segment that does not move with `cp.async`: loads it now, all
-/// of a lane's 16-byte vectors in flight together where they are whole and aligned
-/// (sm_70), else element by element (elements past `len` are `fill`).
-///
-/// # Safety
-/// As for [`load_begin`].
-#[inline(always)]
-unsafe fn load_now<T: Pod, const ITEMS: usize>(
     data: *const T,
     first: u64,
     len: u64,
@@ -372,47 +275,73 @@ unsafe fn load_now<T: Pod, const ITEMS: usize>(
     let lane = thread::lane_id() as usize;
     let size = size_of::<T>();
     let vectors = vectors_per_run::<T, ITEMS>();
+    let whole = first + (WARP_SIZE as usize * ITEMS) as u64 <= len;
     if vectors > 0 {
         let per_vector = VECTOR_BYTES / size;
+        let aligned = (data as usize).is_multiple_of(VECTOR_BYTES);
         let slot = |g: usize| vector_slot(vectors, (g / vectors) as u32, g % vectors);
-        // sm_70 (elsewhere a whole, aligned segment moves with `cp.async`): every load
-        // first (in registers, in flight together), then the stores to shared memory. (A
-        // short loop body with constant bounds: unrolled, the array in registers.)
-        #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_80")))]
-        if first + (WARP_SIZE as usize * ITEMS) as u64 <= len && (data as usize).is_multiple_of(VECTOR_BYTES)
-        {
-            let mut loaded = [[0u32; 4]; MAX_VECTORS_PER_RUN];
-            #[allow(clippy::needless_range_loop)]
+        if whole && aligned {
+            // sm_80+ (and the emulator): each vector straight from global to shared memory
+            // with `cp.async`, no register holding it; all in flight together, then one
+            // wait before the warp barrier below makes them visible to the other lanes.
+            #[cfg(any(target_feature = "sm_80", not(target_arch = "nvptx64")))]
+            {
+                for v in 0..vectors {
+                    let g = v * WARP_SIZE as usize + lane;
+                    // SAFETY: the destination is slot(g) of the warp's staging: in bounds
+                    // (32 runs of `vectors` vectors), 16-byte aligned (the staging is, and
+                    // slots are 16 bytes), written by this lane only and read by others
+                    // after the wait and the warp barrier below. The source is vector g of
+                    // the segment: in bounds (whole), 16-byte aligned (the base is, and a
+                    // segment is a whole number of vectors); only this warp touches the
+                    // segment, and nothing writes it during the call.
+                    unsafe {
+                        arch::copy_async_16(
+                            stage.vectors.as_mut_ptr().add(slot(g)).cast(),
+                            data.add(first as usize + g * per_vector).cast(),
+                        )
+                    };
+                }
+                arch::copy_async_wait_all();
+            }
+            // sm_70: every load first (in registers, in flight together), then the stores
+            // to shared memory. (A short loop body with constant bounds: unrolled, the
+            // array in registers.)
+            #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_80")))]
+            {
+                let mut loaded = [[0u32; 4]; MAX_VECTORS_PER_RUN];
+                #[allow(clippy::needless_range_loop)]
+                for v in 0..vectors {
+                    let g = v * WARP_SIZE as usize + lane;
+                    // SAFETY: vector g of the segment: in bounds (whole), 16-byte aligned
+                    // (the base is, and a segment is a whole number of vectors); only this
+                    // warp touches the segment.
+                    loaded[v] =
+                        unsafe { arch::load_global_16(data.add(first as usize + g * per_vector).cast()) };
+                }
+                #[allow(clippy::needless_range_loop)]
+                for v in 0..vectors {
+                    // SAFETY: in bounds (32 runs of `vectors` vectors); each slot is written
+                    // by one lane, and read after the warp barrier below.
+                    unsafe {
+                        stage.vectors.write_unchecked(slot(v * WARP_SIZE as usize + lane), Vector(loaded[v]))
+                    };
+                }
+            }
+        } else {
+            // The tile that ends past the input (or a misaligned one): element by element.
             for v in 0..vectors {
                 let g = v * WARP_SIZE as usize + lane;
-                // SAFETY: vector g of the segment: in bounds (whole), 16-byte aligned (the
-                // base is, and a segment is a whole number of vectors); only this warp
-                // touches the segment.
-                loaded[v] = unsafe { arch::load_global_16(data.add(first as usize + g * per_vector).cast()) };
+                let mut vector = Vector([0; 4]);
+                for k in 0..per_vector {
+                    let index = first + (g * per_vector + k) as u64;
+                    // SAFETY: index < len.
+                    let value = if index < len { unsafe { data.add(index as usize).read() } } else { fill };
+                    vector.set_element(k, value);
+                }
+                // SAFETY: as above.
+                unsafe { stage.vectors.write_unchecked(slot(g), vector) };
             }
-            #[allow(clippy::needless_range_loop)]
-            for v in 0..vectors {
-                // SAFETY: in bounds (32 runs of `vectors` vectors); each slot is written by
-                // one lane, and read after `load_end`'s warp barrier.
-                unsafe {
-                    stage.vectors.write_unchecked(slot(v * WARP_SIZE as usize + lane), Vector(loaded[v]))
-                };
-            }
-            return;
-        }
-        // The tile that ends past the input (or a misaligned one): element by element.
-        for v in 0..vectors {
-            let g = v * WARP_SIZE as usize + lane;
-            let mut vector = Vector([0; 4]);
-            for k in 0..per_vector {
-                let index = first + (g * per_vector + k) as u64;
-                // SAFETY: index < len.
-                let value = if index < len { unsafe { data.add(index as usize).read() } } else { fill };
-                vector.set_element(k, value);
-            }
-            // SAFETY: in bounds (32 runs of `vectors` vectors); one writer per slot, read
-            // after `load_end`'s warp barrier.
-            unsafe { stage.vectors.write_unchecked(slot(g), vector) };
         }
     } else {
         for i in 0..ITEMS {
@@ -421,10 +350,12 @@ unsafe fn load_now<T: Pod, const ITEMS: usize>(
             // SAFETY: index < len.
             let value = if index < len { unsafe { data.add(index as usize).read() } } else { fill };
             // SAFETY: in bounds (one slot per element of the segment); one writer per
-            // slot, read after `load_end`'s warp barrier.
+            // slot, read after the warp barrier below.
             unsafe { stage.elements.write_unchecked(e, value) };
         }
     }
+    // SAFETY: the whole warp is here (contract).
+    unsafe { raw::sync_warp(FULL_MASK) };
 }
 
 /// Writes the calling warp's staged segment (every lane's run, as [`Stage::update_run`]

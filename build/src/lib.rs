@@ -285,7 +285,8 @@ pub struct Ptx {
     pub arch: Arch,
     /// The PTX file.
     pub path: PathBuf,
-    /// The optimised LLVM IR the PTX was emitted from (for codegen checks).
+    /// The optimised LLVM IR the PTX was emitted from (for codegen checks). Taken from the
+    /// link cache, its `; ModuleID` comment names the scratch file of the build that linked it.
     pub llvm_ir: PathBuf,
     /// The kernel entry points, sorted by name.
     pub kernels: Vec<String>,
@@ -598,6 +599,10 @@ impl Builder {
             return Err(BuildError::KernelCompile { path: self.crate_path.clone(), arch, diagnostics });
         }
         let crate_name = crate_name.unwrap_or_else(|| "kernels".to_string());
+        // Cargo reports fresh artifacts in no fixed order: sorted, the same rlibs give the
+        // same link (and the same cache key) every time.
+        rlib_paths.sort();
+        rlib_paths.dedup();
         let rlibs = rlib_paths.iter().map(|path| Rlib::read(path)).collect::<Result<Vec<_>, _>>()?;
         drop(lock);
         Ok(Compiled { rlibs, local_crate_dirs, crate_name })

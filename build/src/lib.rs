@@ -510,7 +510,13 @@ impl Builder {
         fs::create_dir_all(target_dir).map_err(io_err("creating", target_dir))?;
         let lock_path = target_dir.join("warpsafe-build.lock");
         let lock = fs::File::create(&lock_path).map_err(io_err("creating", &lock_path))?;
-        lock.lock().map_err(io_err("locking", &lock_path))?;
+        match lock.lock() {
+            // As cargo does, build without the lock on a file system that has none.
+            Err(err) if err.kind() != std::io::ErrorKind::Unsupported => {
+                return Err(BuildError::Io { action: "locking", path: lock_path, source: err })
+            }
+            _ => {}
+        }
         let mut cmd = Command::new(&cargo);
         cmd.args(["build", "--lib", "--release", "--target", NVPTX_TARGET, "-Zbuild-std=core"])
             .arg("--manifest-path")

@@ -24,6 +24,20 @@
 //!    drops everything the kernels do not reach.
 //! 4. `llc -mcpu=sm_XX -mattr=+ptxYY` emits the PTX.
 //!
+//! Steps 2-4 take tens of seconds for a large kernel crate, so their output is kept in a
+//! content-addressed cache inside the nested target directory,
+//! `<target dir>/sm_XX/linked/<key>.{ptx,ll,kernels}`. The key is a SHA-256 of everything
+//! that output depends on: the architecture and PTX version, the bytes of every rlib
+//! linked (read once, and linked from those same bytes), the `--cfg`s, the kernel crate's
+//! name, the toolchain (its name, `rustc -vV`, its sysroot, and the path, size and
+//! modification time of each LLVM tool) and this builder's own version and source. A build
+//! whose key is there copies the files instead of linking; any other links and then adds
+//! its files (written under temporary names and renamed, so a concurrent build never sees
+//! half a file). The cache gains one entry per distinct build and is never pruned:
+//! `rm -rf <target dir>/sm_*/linked` at any time costs only the next build's link steps.
+//! Several outer builds (a workspace's, a `trybuild` run's, a copy of an app's) can share
+//! one nested target directory, and so one cache: see [`TARGET_DIR_VARIABLE`].
+//!
 //! ```no_run
 //! // build.rs of a host crate whose kernels live in ../my-kernels
 //! let built = warpsafe_build::Builder::new("../my-kernels")
@@ -58,6 +72,13 @@ pub const PINNED_TOOLCHAIN: &str = "nightly-2026-05-20";
 /// Set to `1` to make a missing toolchain an error (with the command that installs it)
 /// instead of installing it.
 pub const NO_INSTALL_VARIABLE: &str = "WARPSAFE_BUILD_NO_INSTALL";
+
+/// Set to a directory to make it the nested cargo's target directory of every
+/// [`Builder`] that is not given one with [`Builder::target_dir`]. Outer builds that point
+/// it at the same directory share the compiled `core` and kernel crates and the link
+/// cache. A relative path is taken from the current directory, which in a build script is
+/// the package's root.
+pub const TARGET_DIR_VARIABLE: &str = "WARPSAFE_BUILD_TARGET_DIR";
 
 /// A GPU architecture (`sm_XX`) to emit PTX for, with the PTX ISA version used for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -264,7 +285,8 @@ pub struct Ptx {
     pub arch: Arch,
     /// The PTX file.
     pub path: PathBuf,
-    /// The optimised LLVM IR the PTX was emitted from (for codegen checks).
+    /// The optimised LLVM IR the PTX was emitted from (for codegen checks). Taken from the
+    /// link cache, its `; ModuleID` comment names the scratch file of the build that linked it.
     pub llvm_ir: PathBuf,
     /// The kernel entry points, sorted by name.
     pub kernels: Vec<String>,
@@ -381,9 +403,15 @@ impl Builder {
         self
     }
 
-    /// The nested cargo's target directory (one subdirectory per architecture). Defaults
-    /// to `warpsafe-build/` beside the outer build's profile directories, derived from
-    /// `OUT_DIR`, or `<out_dir>/target` when no `OUT_DIR` is set.
+    /// The nested cargo's target directory (one subdirectory per architecture, each with
+    /// its link cache under `linked/`, see the crate docs). Defaults to
+    /// `$WARPSAFE_BUILD_TARGET_DIR` ([`TARGET_DIR_VARIABLE`]) when that is set, else to
+    /// `warpsafe-build/` beside the outer build's profile directories, derived from
+    /// `OUT_DIR`, else to `<out_dir>/target`.
+    ///
+    /// Several builds may use one directory at the same time, from one outer build or
+    /// from several: cargo's lock on it serialises their nested builds (each waits for the
+    /// one before it), and the link cache is safe to share.
     pub fn target_dir(mut self, dir: impl Into<PathBuf>) -> Builder {
         self.target_dir = Some(dir.into());
         self
@@ -403,11 +431,19 @@ impl Builder {
         let env_out_dir = std::env::var_os("OUT_DIR").map(PathBuf::from);
         let in_build_script = self.out_dir.is_none() && env_out_dir.is_some();
         let out_dir = self.out_dir.clone().or(env_out_dir.clone()).ok_or(BuildError::NoOutDir)?;
-        let target_dir = self.target_dir.clone().unwrap_or_else(|| match &env_out_dir {
-            // OUT_DIR = <target>/<profile>/build/<pkg>-<hash>/out
-            Some(o) if o.ancestors().nth(4).is_some() => o.ancestors().nth(4).unwrap().join("warpsafe-build"),
-            _ => out_dir.join("target"),
-        });
+        if in_build_script && self.target_dir.is_none() {
+            println!("cargo:rerun-if-env-changed={TARGET_DIR_VARIABLE}");
+        }
+        let shared_target_dir =
+            std::env::var_os(TARGET_DIR_VARIABLE).filter(|dir| !dir.is_empty()).map(PathBuf::from);
+        let target_dir =
+            self.target_dir.clone().or(shared_target_dir).unwrap_or_else(|| match &env_out_dir {
+                // OUT_DIR = <target>/<profile>/build/<pkg>-<hash>/out
+                Some(o) if o.ancestors().nth(4).is_some() => {
+                    o.ancestors().nth(4).unwrap().join("warpsafe-build")
+                }
+                _ => out_dir.join("target"),
+            });
         fs::create_dir_all(&out_dir).map_err(io_err("creating", &out_dir))?;
 
         let tools = Toolchain::find(&self.toolchain, self.install_missing, in_build_script)?;
@@ -425,18 +461,26 @@ impl Builder {
             }
             let compiled = self.cargo_build(arch, &arch_dir, &tools)?;
             sources.extend(compiled.local_crate_dirs);
-            // Link scratch files are per output directory: two build scripts may share
-            // the nested target directory (cargo serialises that part), never this one.
-            let work = out_dir.join(format!("{}.{arch}.link", compiled.crate_name));
-            built.push(link_to_ptx(
-                &tools,
-                arch,
-                &compiled.rlibs,
-                &work,
-                &out_dir,
-                &self.crate_path,
-                &compiled.crate_name,
-            )?);
+            let crate_name = &compiled.crate_name;
+            let key =
+                LinkInputs { arch, tools: &tools, cfgs: &self.cfgs, crate_name, rlibs: &compiled.rlibs }
+                    .key();
+            let cache = LinkCache { dir: arch_dir.join("linked"), key };
+            let stem = format!("{crate_name}.{arch}");
+            let out =
+                OutFiles { ptx: out_dir.join(format!("{stem}.ptx")), ir: out_dir.join(format!("{stem}.ll")) };
+            let ptx = match cache.fetch(arch, &out) {
+                Some(ptx) => ptx,
+                None => {
+                    // Link scratch files are per output directory: two build scripts may
+                    // share the nested target directory, never this one.
+                    let work = out_dir.join(format!("{stem}.link"));
+                    let ptx = link_to_ptx(&tools, arch, &compiled.rlibs, &work, &out, &self.crate_path)?;
+                    cache.store(&ptx)?;
+                    ptx
+                }
+            };
+            built.push(ptx);
         }
         if in_build_script {
             for dir in &sources {
@@ -460,6 +504,19 @@ impl Builder {
             rustflags.extend(["--cfg".to_string(), cfg.clone()]);
         }
         let rustflags = rustflags.join("\x1f");
+        // Held from the nested build until its rlibs are read into memory, so that another
+        // builder sharing this directory (with other cfgs, say) cannot rebuild them between
+        // the two. Cargo's own lock on the directory is released when the nested cargo exits.
+        fs::create_dir_all(target_dir).map_err(io_err("creating", target_dir))?;
+        let lock_path = target_dir.join("warpsafe-build.lock");
+        let lock = fs::File::create(&lock_path).map_err(io_err("creating", &lock_path))?;
+        match lock.lock() {
+            // As cargo does, build without the lock on a file system that has none.
+            Err(err) if err.kind() != std::io::ErrorKind::Unsupported => {
+                return Err(BuildError::Io { action: "locking", path: lock_path, source: err })
+            }
+            _ => {}
+        }
         let mut cmd = Command::new(&cargo);
         cmd.args(["build", "--lib", "--release", "--target", NVPTX_TARGET, "-Zbuild-std=core"])
             .arg("--manifest-path")
@@ -492,7 +549,7 @@ impl Builder {
             .output()
             .map_err(|source| BuildError::Spawn { program: cargo.to_string_lossy().into_owned(), source })?;
 
-        let mut rlibs = Vec::new();
+        let mut rlib_paths = Vec::new();
         let mut local_crate_dirs = Vec::new();
         let mut diagnostics = String::new();
         let mut crate_name = None;
@@ -518,7 +575,7 @@ impl Builder {
                     if nvptx_rlibs.is_empty() {
                         continue;
                     }
-                    rlibs.extend(nvptx_rlibs);
+                    rlib_paths.extend(nvptx_rlibs);
                     let manifest = msg["manifest_path"].as_str().map(PathBuf::from);
                     let local = msg["package_id"].as_str().is_some_and(|id| id.starts_with("path+file://"));
                     if let (Some(m), true) = (&manifest, local) {
@@ -548,19 +605,46 @@ impl Builder {
             return Err(BuildError::KernelCompile { path: self.crate_path.clone(), arch, diagnostics });
         }
         let crate_name = crate_name.unwrap_or_else(|| "kernels".to_string());
+        // Cargo reports fresh artifacts in no fixed order: sorted, the same rlibs give the
+        // same link (and the same cache key) every time.
+        rlib_paths.sort();
+        rlib_paths.dedup();
+        let rlibs = rlib_paths.iter().map(|path| Rlib::read(path)).collect::<Result<Vec<_>, _>>()?;
+        drop(lock);
         Ok(Compiled { rlibs, local_crate_dirs, crate_name })
     }
 }
 
 /// The products of step 1.
 struct Compiled {
-    rlibs: Vec<PathBuf>,
+    rlibs: Vec<Rlib>,
     local_crate_dirs: Vec<PathBuf>,
     crate_name: String,
 }
 
+/// An nvptx rlib, read whole: the link cache's key is computed from these bytes and the
+/// link reads the bitcode out of them, so the two cannot disagree.
+struct Rlib {
+    path: PathBuf,
+    /// The file name without extension (`libcore-<hash>`): names the bitcode files.
+    stem: String,
+    bytes: Vec<u8>,
+}
+
+impl Rlib {
+    fn read(path: &Path) -> Result<Rlib, BuildError> {
+        let bytes = fs::read(path).map_err(io_err("reading", path))?;
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        Ok(Rlib { path: path.to_path_buf(), stem, bytes })
+    }
+}
+
 /// The pinned toolchain: its `cargo` and `rustc`, its sysroot and its LLVM tools.
 struct Toolchain {
+    /// What identifies the toolchain's compiler and LLVM tools, for the link cache's key:
+    /// its name, `rustc -vV`, its sysroot, and each LLVM tool's path, size and
+    /// modification time (a toolchain reinstalled under the same name changes those).
+    identity: String,
     cargo: PathBuf,
     rustc: PathBuf,
     sysroot: PathBuf,
@@ -635,8 +719,10 @@ impl Toolchain {
                 source: std::io::Error::other("rustc did not report a sysroot"),
             }
         })?;
-        let host = probe(&["-vV"])
-            .and_then(|v| v.lines().find_map(|l| l.strip_prefix("host: ").map(str::to_owned)))
+        let version = probe(&["-vV"]).unwrap_or_default();
+        let host = version
+            .lines()
+            .find_map(|l| l.strip_prefix("host: ").map(str::to_owned))
             .unwrap_or_else(|| "x86_64-unknown-linux-gnu".into());
         let mut found = Self::in_sysroot(&sysroot, &host);
         if matches!(found, Err(BuildError::MissingRustSrc { .. } | BuildError::MissingLlvmTools { .. }))
@@ -648,7 +734,17 @@ impl Toolchain {
             found = Self::in_sysroot(&sysroot, &host);
         }
         let found = found?;
-        Ok(Toolchain { cargo, rustc, ..found })
+        let mut identity = format!("{name}\n{version}\n{}\n", sysroot.display());
+        for tool in [&found.llvm_link, &found.llvm_dis, &found.opt, &found.llc] {
+            let meta = fs::metadata(tool).map_err(io_err("reading the metadata of", tool))?;
+            let modified = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            identity.push_str(&format!("{} {} {modified}\n", tool.display(), meta.len()));
+        }
+        Ok(Toolchain { identity, cargo, rustc, ..found })
     }
 
     /// Checks the components a toolchain rooted at `sysroot` must have.
@@ -666,6 +762,7 @@ impl Toolchain {
             }
         };
         Ok(Toolchain {
+            identity: String::new(),
             cargo: PathBuf::new(),
             rustc: PathBuf::new(),
             sysroot: sysroot.to_path_buf(),
@@ -706,15 +803,111 @@ fn run_tool(
     Ok(out.stdout)
 }
 
+/// Where one architecture's PTX and LLVM IR go.
+struct OutFiles {
+    ptx: PathBuf,
+    ir: PathBuf,
+}
+
+/// Everything the output of steps 2-4 depends on: the link cache's key is their hash.
+#[derive(Clone, Copy)]
+struct LinkInputs<'a> {
+    arch: Arch,
+    tools: &'a Toolchain,
+    cfgs: &'a [String],
+    crate_name: &'a str,
+    rlibs: &'a [Rlib],
+}
+
+/// This file: any change to the builder (its link steps, their flags) changes every key.
+const BUILDER_SOURCE: &str = include_str!("lib.rs");
+
+impl LinkInputs<'_> {
+    /// The SHA-256 of the inputs, in hex. SHA-256 (the `sha2` crate, RustCrypto's) rather
+    /// than `std`'s `DefaultHasher`: a key must not collide for different inputs, and must
+    /// be the same from every outer toolchain (stable or nightly) that runs the builder;
+    /// `DefaultHasher`'s 64 bits and unspecified algorithm promise neither.
+    fn key(&self) -> String {
+        use sha2::Digest as _;
+        let mut hasher = sha2::Sha256::new();
+        // Each field is length-prefixed, so that no two different inputs hash the same bytes.
+        let mut field = |bytes: &[u8]| {
+            hasher.update((bytes.len() as u64).to_le_bytes());
+            hasher.update(bytes);
+        };
+        field(env!("CARGO_PKG_VERSION").as_bytes());
+        field(BUILDER_SOURCE.as_bytes());
+        field(&self.arch.sm.to_le_bytes());
+        field(&self.arch.ptx.to_le_bytes());
+        field(self.tools.identity.as_bytes());
+        field(&(self.cfgs.len() as u64).to_le_bytes());
+        for cfg in self.cfgs {
+            field(cfg.as_bytes());
+        }
+        field(self.crate_name.as_bytes());
+        field(&(self.rlibs.len() as u64).to_le_bytes());
+        for rlib in self.rlibs {
+            field(rlib.stem.as_bytes());
+            field(&rlib.bytes);
+        }
+        hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+/// The link cache of one architecture: `<dir>/<key>.ptx`, `.ll` and `.kernels` (the entry
+/// points, one a line). See the crate docs.
+struct LinkCache {
+    dir: PathBuf,
+    key: String,
+}
+
+impl LinkCache {
+    fn entry(&self, extension: &str) -> PathBuf {
+        self.dir.join(format!("{}.{extension}", self.key))
+    }
+
+    /// Copies a cached build's PTX and IR to `out`. `None` when the cache does not have it
+    /// whole (it may have been deleted at any time): the caller links instead.
+    fn fetch(&self, arch: Arch, out: &OutFiles) -> Option<Ptx> {
+        let kernels = fs::read_to_string(self.entry("kernels")).ok()?;
+        let kernels: Vec<String> = kernels.lines().map(str::to_owned).collect();
+        if kernels.is_empty() {
+            return None;
+        }
+        fs::copy(self.entry("ptx"), &out.ptx).ok()?;
+        fs::copy(self.entry("ll"), &out.ir).ok()?;
+        Some(Ptx { arch, path: out.ptx.clone(), llvm_ir: out.ir.clone(), kernels })
+    }
+
+    /// Adds a build's files. Each is written under a name of its own and then renamed, so
+    /// that a concurrent build never reads half a file; `.kernels`, which [`LinkCache::fetch`]
+    /// reads first, is renamed last.
+    fn store(&self, ptx: &Ptx) -> Result<(), BuildError> {
+        static STORES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        fs::create_dir_all(&self.dir).map_err(io_err("creating", &self.dir))?;
+        let unique =
+            format!("{}.{}", std::process::id(), STORES.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        let kernels = ptx.kernels.iter().map(|k| format!("{k}\n")).collect::<String>();
+        let place = |extension: &str, write: &dyn Fn(&Path) -> std::io::Result<()>| {
+            let temporary = self.dir.join(format!("{}.{extension}.{unique}.tmp", self.key));
+            let entry = self.entry(extension);
+            write(&temporary).map_err(io_err("writing", &temporary))?;
+            fs::rename(&temporary, &entry).map_err(io_err("renaming into place", &entry))
+        };
+        place("ptx", &|to| fs::copy(&ptx.path, to).map(drop))?;
+        place("ll", &|to| fs::copy(&ptx.llvm_ir, to).map(drop))?;
+        place("kernels", &|to| fs::write(to, &kernels))
+    }
+}
+
 /// Steps 2-4: bitcode out of the rlibs, link, internalize and optimise, emit PTX.
 fn link_to_ptx(
     tools: &Toolchain,
     arch: Arch,
-    rlibs: &[PathBuf],
+    rlibs: &[Rlib],
     work: &Path,
-    out_dir: &Path,
+    out: &OutFiles,
     crate_path: &Path,
-    crate_name: &str,
 ) -> Result<Ptx, BuildError> {
     let bitcode_dir = work.join("bitcode");
     let _ = fs::remove_dir_all(work);
@@ -748,9 +941,8 @@ fn link_to_ptx(
         ],
     )?;
 
-    let stem = format!("{crate_name}.{arch}");
-    let ptx_path = out_dir.join(format!("{stem}.ptx"));
-    let ir_path = out_dir.join(format!("{stem}.ll"));
+    let ptx_path = out.ptx.clone();
+    let ir_path = out.ir.clone();
     let mcpu = format!("-mcpu={arch}");
     let mattr = format!("-mattr=+ptx{}", arch.ptx);
     run_tool(
@@ -794,19 +986,17 @@ fn kernel_entry_points(tools: &Toolchain, arch: Arch, bitcode: &Path) -> Result<
 
 /// Writes every bitcode member of an rlib (an `ar` archive) into `dir`, returning the
 /// files. Other members (`lib.rmeta`) are skipped.
-fn extract_bitcode(rlib: &Path, dir: &Path) -> Result<Vec<PathBuf>, BuildError> {
-    let file = fs::File::open(rlib).map_err(io_err("opening", rlib))?;
-    let mut archive = ar::Archive::new(file);
+fn extract_bitcode(rlib: &Rlib, dir: &Path) -> Result<Vec<PathBuf>, BuildError> {
+    let mut archive = ar::Archive::new(rlib.bytes.as_slice());
     let mut written = Vec::new();
-    let stem = rlib.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     while let Some(entry) = archive.next_entry() {
-        let mut entry = entry.map_err(io_err("reading", rlib))?;
+        let mut entry = entry.map_err(io_err("reading", &rlib.path))?;
         let mut bytes = Vec::new();
-        entry.read_to_end(&mut bytes).map_err(io_err("reading", rlib))?;
+        entry.read_to_end(&mut bytes).map_err(io_err("reading", &rlib.path))?;
         if !bytes.starts_with(b"BC\xC0\xDE") {
             continue;
         }
-        let path = dir.join(format!("{stem}.{}.bc", written.len()));
+        let path = dir.join(format!("{}.{}.bc", rlib.stem, written.len()));
         fs::write(&path, bytes).map_err(io_err("writing", &path))?;
         written.push(path);
     }
@@ -855,6 +1045,75 @@ mod tests {
         assert!(matches!(err, BuildError::MissingLlvmTools { tool: "llvm-link", .. }));
         assert!(err.to_string().contains("rustup component add llvm-tools"), "{err}");
         fs::remove_dir_all(&empty).unwrap();
+    }
+
+    /// A toolchain that is only an identity: the link cache's key reads nothing else of it.
+    fn toolchain_identified_as(identity: &str) -> Toolchain {
+        Toolchain {
+            identity: identity.to_string(),
+            cargo: PathBuf::new(),
+            rustc: PathBuf::new(),
+            sysroot: PathBuf::new(),
+            llvm_link: PathBuf::new(),
+            llvm_dis: PathBuf::new(),
+            opt: PathBuf::new(),
+            llc: PathBuf::new(),
+        }
+    }
+
+    fn rlib(stem: &str, bytes: &[u8]) -> Rlib {
+        Rlib { path: PathBuf::from(format!("{stem}.rlib")), stem: stem.to_string(), bytes: bytes.to_vec() }
+    }
+
+    #[test]
+    fn every_link_input_changes_the_cache_key() {
+        let tools = toolchain_identified_as("nightly-2026-05-20\nrustc 1.97.0-nightly (e50aa6fba)");
+        let rebuilt_tools = toolchain_identified_as("nightly-2026-05-20\nrustc 1.97.0-nightly (0123456789)");
+        let rlibs = [rlib("libkernels-1", b"BC\xC0\xDE one"), rlib("libcore-2", b"BC\xC0\xDE two")];
+        let cfgs = ["variant_a".to_string()];
+        let base = LinkInputs {
+            arch: Arch::SM_70,
+            tools: &tools,
+            cfgs: &cfgs,
+            crate_name: "kernels",
+            rlibs: &rlibs,
+        };
+        let key = base.key();
+        assert_eq!(key.len(), 64, "{key}");
+        assert_eq!(
+            LinkInputs {
+                rlibs: &[rlib("libkernels-1", b"BC\xC0\xDE one"), rlib("libcore-2", b"BC\xC0\xDE two")],
+                ..base
+            }
+            .key(),
+            key
+        );
+
+        let edited = [rlib("libkernels-1", b"BC\xC0\xDE One"), rlib("libcore-2", b"BC\xC0\xDE two")];
+        let renamed = [rlib("libkernels-3", b"BC\xC0\xDE one"), rlib("libcore-2", b"BC\xC0\xDE two")];
+        let reordered = [rlib("libcore-2", b"BC\xC0\xDE two"), rlib("libkernels-1", b"BC\xC0\xDE one")];
+        // The same bytes split differently between two rlibs.
+        let shifted = [rlib("libkernels-1", b"BC\xC0\xDE on"), rlib("libcore-2", b"eBC\xC0\xDE two")];
+        let fewer = [rlib("libkernels-1", b"BC\xC0\xDE one")];
+        let other_cfg = ["variant_b".to_string()];
+        let more_cfgs = ["variant_a".to_string(), "variant_b".to_string()];
+        let changed = [
+            ("another architecture", LinkInputs { arch: Arch::SM_80, ..base }),
+            ("another PTX version", LinkInputs { arch: Arch { sm: 70, ptx: 71 }, ..base }),
+            ("another build of the toolchain", LinkInputs { tools: &rebuilt_tools, ..base }),
+            ("another cfg", LinkInputs { cfgs: &other_cfg, ..base }),
+            ("one more cfg", LinkInputs { cfgs: &more_cfgs, ..base }),
+            ("no cfg", LinkInputs { cfgs: &[], ..base }),
+            ("another crate name", LinkInputs { crate_name: "kernels2", ..base }),
+            ("an edited rlib", LinkInputs { rlibs: &edited, ..base }),
+            ("a renamed rlib", LinkInputs { rlibs: &renamed, ..base }),
+            ("rlibs in another order", LinkInputs { rlibs: &reordered, ..base }),
+            ("bytes moved between rlibs", LinkInputs { rlibs: &shifted, ..base }),
+            ("one rlib fewer", LinkInputs { rlibs: &fewer, ..base }),
+        ];
+        for (what, inputs) in changed {
+            assert_ne!(inputs.key(), key, "{what} kept the cache key");
+        }
     }
 
     #[test]

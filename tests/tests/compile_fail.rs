@@ -12,5 +12,12 @@
 
 #[test]
 fn misuse_does_not_compile() {
+    // trybuild builds this package and its dependencies in a target directory of its own,
+    // running their build scripts again; its cargo inherits this environment, so their
+    // kernel builds reuse the workspace build's nested target directory (compiled `core`
+    // and kernel crates, linked PTX) instead of compiling and linking everything again.
+    if std::env::var_os(warpsafe_build::TARGET_DIR_VARIABLE).is_none() {
+        std::env::set_var(warpsafe_build::TARGET_DIR_VARIABLE, warpsafe_tests::nvptx_target_dir());
+    }
     trybuild::TestCases::new().compile_fail("compile-fail/*.rs");
 }

@@ -76,31 +76,28 @@ fn segmented_reduce_kernels_read_16_byte_vectors() {
 }
 
 #[test]
-fn scan_and_select_kernels_stage_tiles_with_cp_async_from_sm_80() {
-    // A run is RUN_BYTES / 16 vectors: one `cp.async` each (sm_80+) or one `ld.global.v4`
-    // each (sm_70), unrolled, for every place a tile is loaded.
+fn selections_stage_tiles_with_cp_async_from_sm_80_and_scans_through_registers() {
+    // A run is 128 bytes, 8 vectors: one `cp.async` each (a selection on sm_80+) or one
+    // `ld.global.v4` each (scans everywhere, selections on sm_70), unrolled, for every
+    // place a tile is loaded. (`tile::load`'s docs say why scans do not use `cp.async`.)
     let vectors = warpsafe::scan::device::RUN_BYTES / 16;
-    let select_vectors = warpsafe::scan::select::RUN_BYTES / 16;
+    let select_vectors = warpsafe::scan::select::run_bytes::<f32>() / 16;
+    assert_eq!(select_vectors, warpsafe::scan::select::run_bytes::<f64>() / 16);
     let cp_async = "cp.async.cg.shared.global";
     let wait = "cp.async.wait_all";
     let vector_load = "ld.global.v4.b32";
-    // (kernel, instruction, sm, at least, at most). The scans load nothing else with
-    // 16-byte vectors; the selections also read their flag runs with `ld.global.v4`.
+    // (kernel, instruction, sm, at least, at most).
     let mut expected = Vec::new();
     for kernel in
         ["warpsafe_scan_sum_f32", "warpsafe_scan_max_f64", "warpsafe_scan_min_i32", "warpsafe_scan_sum_u64"]
     {
-        expected.extend([
-            (kernel, cp_async, 70, 0, 0),
-            (kernel, wait, 70, 0, 0),
-            (kernel, vector_load, 70, vectors, usize::MAX),
-            (kernel, cp_async, 80, vectors, usize::MAX),
-            (kernel, wait, 80, 1, usize::MAX),
-            (kernel, vector_load, 80, 0, 0),
-            (kernel, cp_async, 90, vectors, usize::MAX),
-            (kernel, wait, 90, 1, usize::MAX),
-            (kernel, vector_load, 90, 0, 0),
-        ]);
+        for sm in [70, 80, 90] {
+            expected.extend([
+                (kernel, cp_async, sm, 0, 0),
+                (kernel, wait, sm, 0, 0),
+                (kernel, vector_load, sm, vectors, usize::MAX),
+            ]);
+        }
     }
     for kernel in ["warpsafe_select_less_f32", "warpsafe_select_greater_f64"] {
         expected.extend([

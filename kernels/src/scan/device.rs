@@ -84,7 +84,7 @@ pub unsafe fn scan<T: Pod, Op: Operator<T>, S: TileStatus<T>, const ITEMS: usize
     let first = segment_start::<ITEMS>(tile);
     // SAFETY: every lane of the (full) warp, the warp's stage; the input holds `len`
     // elements and only this warp touches this segment.
-    unsafe { tile::load::<T, ITEMS>(input, first, len, op.identity(), stage) };
+    unsafe { tile::load::<T, ITEMS, false>(input, first, len, op.identity(), stage) };
     let mut total = op.identity();
     // SAFETY: the lane's own run, staged by `load` (which ends with a warp barrier).
     unsafe { stage.visit_run::<ITEMS>(|x| total = op.combine(total, x)) };

@@ -171,7 +171,7 @@ pub unsafe fn select<T: Pod, P: Predicate<T>, S: TileStatus<u64>, const ITEMS: u
     };
     // SAFETY: every lane of the (full) warp, the warp's stage; the input holds `len`
     // elements, not written during the launch.
-    unsafe { tile::load::<T, ITEMS>(input, segment, len, T::zeroed(), stage) };
+    unsafe { tile::load::<T, ITEMS, true>(input, segment, len, T::zeroed(), stage) };
     let keep = if flagged {
         flag_mask
     } else {

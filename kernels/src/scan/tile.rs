@@ -10,11 +10,12 @@
 //! - global ↔ shared in *striped* order: lane `l` moves 16-byte vectors `l`, `l + 32`,
 //!   `l + 64`, ... of the segment, so each instruction of the warp covers 512 contiguous
 //!   bytes; stores are `st.global.v4.b32`. Loads go through the coherent path (never the
-//!   read-only cache: an in-place scan writes the elements it read): on sm_80+ (and the
-//!   emulator) as `cp.async.cg.shared.global` of 16 bytes each, global to shared with no
-//!   register in between, all of a lane's in flight before one `cp.async.wait_all`; on
-//!   sm_70 as `ld.global.v4.b32` into registers, all of a lane's issued before any is
-//!   stored to shared memory (which takes 4 registers per vector in flight);
+//!   read-only cache: an in-place scan writes the elements it read): as
+//!   `ld.global.v4.b32` into registers, all of a lane's issued before any is stored to
+//!   shared memory (which takes 4 registers per vector in flight), or, where the caller
+//!   asks for it ([`load`]'s `ASYNC_COPY`: selections) on sm_80+ and the emulator, as
+//!   `cp.async.cg.shared.global` of 16 bytes each, global to shared with no register in
+//!   between, all of a lane's in flight before one `cp.async.wait_all`;
 //! - shared ↔ registers in blocked order: lane `l` moves its own run's vectors;
 //! - a `bar.warp.sync` between the two, since lanes exchange data.
 //!
@@ -259,13 +260,20 @@ impl<T: Pod> Stage<T> {
 /// (elements past `len` are `fill`) into its staging, ending with a warp barrier: then each
 /// lane may read its run ([`Stage::visit_run`]).
 ///
+/// With `ASYNC_COPY`, on sm_80+ (and the emulator) the vectors of a whole segment move
+/// with `cp.async`, global to shared with no register between; otherwise through
+/// registers. Measured on an H100 (2026-11-26): a selection is faster with it (`f64`
+/// select-if at 2^28: 1699 µs against 1868), a scan slower (`f64` inclusive sum at 2^28:
+/// 2042 µs against 1802, its kernel at 66 registers instead of 64: 3 blocks per SM
+/// instead of 4), so selections ask for it and scans do not.
+///
 /// # Safety
 /// - Called by every lane of a full warp, each with the same `first`; the stage is the
 ///   warp's ([`Stage::of_warp`]) and nothing else uses it during the call.
 /// - `data` is valid for reads of `len` elements, aligned for `T`, and no other thread
 ///   writes the segment during the call.
 #[inline(always)]
-pub unsafe fn load<T: Pod, const ITEMS: usize>(
+pub unsafe fn load<T: Pod, const ITEMS: usize, const ASYNC_COPY: bool>(
     data: *const T,
     first: u64,
     len: u64,
@@ -280,7 +288,8 @@ pub unsafe fn load<T: Pod, const ITEMS: usize>(
         let per_vector = VECTOR_BYTES / size;
         let aligned = (data as usize).is_multiple_of(VECTOR_BYTES);
         let slot = |g: usize| vector_slot(vectors, (g / vectors) as u32, g % vectors);
-        if whole && aligned {
+        let async_copy = ASYNC_COPY && cfg!(any(target_feature = "sm_80", not(target_arch = "nvptx64")));
+        if whole && aligned && async_copy {
             // sm_80+ (and the emulator): each vector straight from global to shared memory
             // with `cp.async`, no register holding it; all in flight together, then one
             // wait before the warp barrier below makes them visible to the other lanes.
@@ -304,29 +313,26 @@ pub unsafe fn load<T: Pod, const ITEMS: usize>(
                 }
                 arch::copy_async_wait_all();
             }
-            // sm_70: every load first (in registers, in flight together), then the stores
+        } else if whole && aligned {
+            // Through registers: every load first (in flight together), then the stores
             // to shared memory. (A short loop body with constant bounds: unrolled, the
             // array in registers.)
-            #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_80")))]
-            {
-                let mut loaded = [[0u32; 4]; MAX_VECTORS_PER_RUN];
-                #[allow(clippy::needless_range_loop)]
-                for v in 0..vectors {
-                    let g = v * WARP_SIZE as usize + lane;
-                    // SAFETY: vector g of the segment: in bounds (whole), 16-byte aligned
-                    // (the base is, and a segment is a whole number of vectors); only this
-                    // warp touches the segment.
-                    loaded[v] =
-                        unsafe { arch::load_global_16(data.add(first as usize + g * per_vector).cast()) };
-                }
-                #[allow(clippy::needless_range_loop)]
-                for v in 0..vectors {
-                    // SAFETY: in bounds (32 runs of `vectors` vectors); each slot is written
-                    // by one lane, and read after the warp barrier below.
-                    unsafe {
-                        stage.vectors.write_unchecked(slot(v * WARP_SIZE as usize + lane), Vector(loaded[v]))
-                    };
-                }
+            let mut loaded = [[0u32; 4]; MAX_VECTORS_PER_RUN];
+            #[allow(clippy::needless_range_loop)]
+            for v in 0..vectors {
+                let g = v * WARP_SIZE as usize + lane;
+                // SAFETY: vector g of the segment: in bounds (whole), 16-byte aligned
+                // (the base is, and a segment is a whole number of vectors); only this
+                // warp touches the segment.
+                loaded[v] = unsafe { arch::load_global_16(data.add(first as usize + g * per_vector).cast()) };
+            }
+            #[allow(clippy::needless_range_loop)]
+            for v in 0..vectors {
+                // SAFETY: in bounds (32 runs of `vectors` vectors); each slot is written
+                // by one lane, and read after the warp barrier below.
+                unsafe {
+                    stage.vectors.write_unchecked(slot(v * WARP_SIZE as usize + lane), Vector(loaded[v]))
+                };
             }
         } else {
             // The tile that ends past the input (or a misaligned one): element by element.

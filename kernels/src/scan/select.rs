@@ -162,8 +162,8 @@ pub unsafe fn select<T: Pod, P: Predicate<T>, S: TileStatus<u64>, const ITEMS: u
     let flagged = form & FLAGGED != 0;
     let flag_mask = if flagged {
         kept_mask::<ITEMS>(in_segment, |e, _| {
-            // SAFETY: e < in_segment, so segment + e < len; `flags` holds `len` bytes, not
-            // written during the launch (flagged form).
+            // SAFETY: e < in_segment (kept_mask clamps it), so segment + e < len; `flags`
+            // holds `len` bytes, not written during the launch (flagged form).
             unsafe { flags.add((segment + e as u64) as usize).read() != 0 }
         })
     } else {
@@ -207,25 +207,21 @@ pub unsafe fn select<T: Pod, P: Predicate<T>, S: TileStatus<u64>, const ITEMS: u
 }
 
 /// The calling lane's kept mask: bit `k` is `kept(e, k)` for element `e = 32 k + lane` of
-/// the warp's segment when `e < in_segment` (inside the input), 0 past it. Only the
-/// segment that ends inside the input tests each element against its end: a whole
-/// segment's steps have no branch between them, so their loads (of flags) are issued
-/// together.
+/// the warp's segment when `e < in_segment` (inside the input), 0 past it. `kept` is asked
+/// at every step, with `e` clamped to the last element inside (the answer then masked
+/// off), so the steps have no branch between them and their loads (of flags) are issued
+/// together, also in the segment that ends inside the input (with a branch per step, its
+/// flag loads waited for each other: 13.6 µs for 2^10 flagged `f32`s on an H100).
 #[inline(always)]
 fn kept_mask<const ITEMS: usize>(in_segment: u32, mut kept: impl FnMut(u32, usize) -> bool) -> u64 {
+    let Some(last) = in_segment.checked_sub(1) else {
+        return 0;
+    };
     let lane = thread::lane_id();
     let mut mask = 0u64;
-    if in_segment == WARP_SIZE * ITEMS as u32 {
-        for k in 0..ITEMS {
-            mask |= (kept(k as u32 * WARP_SIZE + lane, k) as u64) << k;
-        }
-    } else {
-        for k in 0..ITEMS {
-            let e = k as u32 * WARP_SIZE + lane;
-            if e < in_segment {
-                mask |= (kept(e, k) as u64) << k;
-            }
-        }
+    for k in 0..ITEMS {
+        let e = k as u32 * WARP_SIZE + lane;
+        mask |= ((kept(e.min(last), k) & (e <= last)) as u64) << k;
     }
     mask
 }

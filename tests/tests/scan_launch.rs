@@ -14,7 +14,9 @@ use std::fmt::Debug;
 use bytemuck::Pod;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use scan_test_kernels::{self as k, affine_of, triple_of, Affine, Parity, Then, Triple, TripleSum};
+use scan_test_kernels::{
+    self as k, affine_of, triple_of, Affine, ByteBelow, Parity, Then, Triple, TripleSum,
+};
 use warpsafe::emu::{ErrorKind, Options};
 use warpsafe::op::{Max, Min, Operator, Sum};
 use warpsafe::scan::select::{GreaterThan, LessThan, Predicate};
@@ -76,6 +78,15 @@ macro_rules! exact {
     )*};
 }
 exact!(i32, u32, i64, u64);
+
+impl Element for u8 {
+    fn of(x: u32) -> u8 {
+        x as u8
+    }
+    fn close(got: u8, expected: u8, _scale: f64) -> bool {
+        got == expected
+    }
+}
 
 macro_rules! float {
     ($($t:ty: $eps:expr),*) => {$(
@@ -316,6 +327,23 @@ impl Selection<u32> for ByParity {
     }
 }
 
+/// The test crate's predicate over bytes: runs of 32 one-byte elements, 2 vectors each.
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(transparent)]
+struct ByByteBelow(ByteBelow);
+
+impl Predicate<u8> for ByByteBelow {
+    fn keep(self, value: u8) -> bool {
+        self.0.keep(value)
+    }
+}
+
+impl Selection<u8> for ByByteBelow {
+    fn kernel() -> SelectKernel {
+        SelectKernel { program: test_program("scan"), select: &k::select_byte_below }
+    }
+}
+
 /// Checks select, partition and their flagged forms of `T` by `predicate`.
 fn check_select<T: Element, P: Selection<T>>(
     device: &Device,
@@ -355,6 +383,10 @@ fn selections_and_partitions_match_the_sequential_model() {
         let gpu = on_gpu(&device);
         check_select::<f32, _>(&device, LessThan(0.0f32), SMALL_TILES, true);
         check_select::<u32, _>(&device, ByParity(Parity(1)), SMALL_TILES, true);
+        // One-byte elements (the staging rotates their runs' vectors), about half kept and
+        // nearly all kept (the compaction's slots then run just behind the elements read).
+        check_select::<u8, _>(&device, ByByteBelow(ByteBelow(128)), SMALL_TILES, true);
+        check_select::<u8, _>(&device, ByByteBelow(ByteBelow(255)), SMALL_TILES, true);
         check_select::<i64, _>(&device, GreaterThan(0i64), ScanOptions::default(), gpu);
         if gpu {
             check_select::<f32, _>(&device, LessThan(0.0f32), ScanOptions::default(), true);
@@ -417,7 +449,7 @@ fn bad_input_gets_typed_errors_and_nothing_is_written_out_of_bounds() {
         // A tile that would not fit 48 KiB of shared memory (the launch would fail).
         let err = Scanner::<u32, Sum>::with_options(&device, ScanOptions { block_threads: 512 }).unwrap_err();
         assert!(err.to_string().contains("at most 352 threads"), "{err}");
-        // A selection's runs are 128 bytes too (at most 64 elements): the same limit.
+        // A selection's runs are 128 bytes too (at most 32 elements): the same limit.
         let err = Selector::with_options(&device, ByParity(Parity(1)), ScanOptions { block_threads: 512 })
             .unwrap_err();
         assert!(err.to_string().contains("at most 352 threads"), "{err}");

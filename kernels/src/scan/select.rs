@@ -83,7 +83,7 @@ impl<T: PartialOrd + Copy> Predicate<T> for GreaterThan<T> {
 }
 
 /// Bytes of a thread's run in a selection of `T`: 128 (32 `f32`s, as a scan's runs), but
-/// at most 64 elements, one bit each of the kept mask (so 64 bytes of `u8`). The
+/// at most [`MAX_ITEMS`] = 32 elements (so 32 bytes of `u8`, 64 of `u16`). The
 /// compaction holds one element at a time, so a longer run costs no registers, and it
 /// halves the look-backs per byte. (With the blocked compaction, which held the run,
 /// 128-byte runs were slower: 2088 µs at 2^28 `f32`s against 1650 µs with 64 on an H100.)
@@ -96,8 +96,15 @@ pub const fn run_bytes<T>() -> usize {
     }
 }
 
-/// The most elements a thread's run may hold: the kept mask is a `u64`.
-const MAX_ITEMS: usize = 64;
+/// The most elements a thread's run may hold: 32, one striped step's worth, so that the
+/// 32 elements of step `k` are whole runs and lie at positions `32 k .. 32 k + 32` of the
+/// staging (a run's vectors are rotated only within the run). The in-place compaction
+/// relies on it: it writes the slots below `32 k + 32` after step `k` and reads later
+/// steps from above. (With 64 elements of `u8` per run a step was half a run, whose
+/// rotated vectors could sit in the other half: with nearly every element kept, a later
+/// step's elements were overwritten, which the emulator reported as a data race.) It also
+/// bounds the kept mask, a `u64`.
+pub const MAX_ITEMS: usize = WARP_SIZE as usize;
 
 /// Elements each thread of a selection of `T` holds.
 pub const fn items_per_thread<T>() -> usize {

@@ -84,8 +84,20 @@ warpsafe::scan_kernels! {
     Triple, TripleSum => scan_triple;
 }
 
+/// Keeps the bytes below `self.0` (a selection of one-byte elements; 255 keeps nearly all).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(transparent)]
+pub struct ByteBelow(pub u8);
+
+impl Predicate<u8> for ByteBelow {
+    fn keep(self, value: u8) -> bool {
+        value < self.0
+    }
+}
+
 warpsafe::select_kernels! {
     u32, Parity => select_parity;
+    u8, ByteBelow => select_byte_below;
 }
 
 warpsafe::segmented_reduce_kernels! {

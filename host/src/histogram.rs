@@ -69,7 +69,7 @@
 //! most `blocks_per_multiprocessor` blocks per multiprocessor and never more than are
 //! resident at once (the kernel's registers allow 2 blocks of 256 threads on sm_90: a
 //! second wave would double the time), fewer for small inputs (each
-//! thread gets at least one round of 16-byte loads); per block, private copies of the
+//! thread gets at least two 16-byte loads); per block, private copies of the
 //! bins in shared memory (one per lane, fewer when the block's share of the input is
 //! small, so that clearing and merging them costs less than the samples), merged into
 //! scratch bins in global memory; the last block to finish moves the scratch bins to
@@ -169,6 +169,12 @@ const SHARED_WITHOUT_OPT_IN: u64 = 48 * 1024;
 /// copies are picked from the input size: clearing and merging a word costs about as
 /// much as counting a sample, so this keeps those fixed costs at a quarter of the work.
 const SAMPLES_PER_COPY_WORD: u64 = 4;
+
+/// The fewest 16-byte sample vectors a thread reads before the grid stops growing: a
+/// small input is spread over this many per thread (half a tile of
+/// `warpsafe::histogram::VECTORS_PER_THREAD`), so that it reaches twice as many
+/// multiprocessors as whole tiles would, each counting half as long.
+const MIN_VECTORS_PER_THREAD: u64 = 2;
 
 /// How one launch runs: what [`Histogram::plan`] returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -400,8 +406,7 @@ impl<S: HistogramSample<CHANNELS, ACTIVE>, const CHANNELS: usize, const ACTIVE: 
         // the input would take twice as long as one wave of equal shares.
         let per_multiprocessor = self.options.blocks_per_multiprocessor.min(self.resident_per_multiprocessor);
         let most_blocks = self.device.multiprocessor_count() as u64 * per_multiprocessor as u64;
-        let blocks =
-            vectors.div_ceil(threads * kernel_histogram::VECTORS_PER_THREAD as u64).clamp(1, most_blocks);
+        let blocks = vectors.div_ceil(threads * MIN_VECTORS_PER_THREAD).clamp(1, most_blocks);
         let copies = match self.options.copies {
             Some(copies) => copies.min(fitting),
             None if fitting == 0 => 0,

@@ -334,6 +334,53 @@ fn every_private_copy_count_gives_the_same_counts() {
     }
 }
 
+/// One histogram over inputs that give every block of the widest grid 1, 2 and 3 whole
+/// tiles of 4 vectors per thread and then a partial one (the pipelined loop, which issues
+/// the next tile's loads before counting the current one, and its last step).
+fn check_whole_tiles<S, const CH: usize, const ACTIVE: usize>(
+    device: &Device,
+    bins: Bins<S::Level>,
+    seed: u64,
+) where
+    S: TestSample + HistogramSample<CH, ACTIVE>,
+{
+    let options = HistogramOptions { block_threads: 32, blocks_per_multiprocessor: 1, copies: None };
+    let mut histogram = match &bins {
+        Bins::Even { bins, lower, upper } => Histogram::<S, CH, ACTIVE>::even(device, *bins, *lower, *upper),
+        Bins::Range(levels) => Histogram::<S, CH, ACTIVE>::range(device, levels),
+    }
+    .unwrap()
+    .with_options(options)
+    .unwrap();
+    let blocks = histogram.plan(usize::MAX / 2).blocks as usize;
+    let tile = 32 * 4 * warpsafe::histogram::samples_per_vector::<S>();
+    for tiles in 1..=3 {
+        for extra in [0, tile / 2 + 5] {
+            let len = blocks * tiles * tile + extra;
+            let len = len - len % CH;
+            assert_eq!(histogram.plan(len).blocks as usize, blocks, "{len} samples fill the grid");
+            for skewed in [false, true] {
+                let samples = data::<S>(len, &bins, skewed, seed ^ len as u64);
+                let what = format!(
+                    "{} x {CH} ({ACTIVE} counted), {tiles} tiles per block",
+                    std::any::type_name::<S>()
+                );
+                check_counts(device, &mut histogram, &samples, &bins, &what);
+            }
+        }
+    }
+}
+
+#[test]
+fn blocks_count_several_whole_tiles_with_the_next_loads_in_flight() {
+    for device in test_devices("histogram_tiles") {
+        check_whole_tiles::<u8, 1, 1>(&device, Bins::Even { bins: 256, lower: 0, upper: 256 }, 3);
+        check_whole_tiles::<u8, 4, 3>(&device, Bins::Even { bins: 64, lower: 0, upper: 256 }, 4);
+        check_whole_tiles::<u16, 1, 1>(&device, Bins::Range(integer_levels(300, 1000, 200)), 5);
+        check_whole_tiles::<f32, 1, 1>(&device, Bins::Even { bins: 7, lower: 0.1, upper: 0.3 }, 6);
+    }
+}
+
 #[test]
 fn histograms_too_large_for_shared_memory_count_in_global_memory() {
     for device in test_devices("histogram_global") {

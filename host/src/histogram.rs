@@ -69,7 +69,8 @@
 //! most `blocks_per_multiprocessor` blocks per multiprocessor and never more than are
 //! resident at once (the kernel's registers allow 2 blocks of 256 threads on sm_90: a
 //! second wave would double the time), fewer for small inputs (each
-//! thread gets at least two 16-byte loads); per block, private copies of the
+//! thread gets at least two 16-byte loads, and one block per multiprocessor until each
+//! thread has 32); per block, private copies of the
 //! bins in shared memory (one per lane, fewer when the block's share of the input is
 //! small, so that clearing and merging them costs less than the samples), merged into
 //! scratch bins in global memory; the last block to finish moves the scratch bins to
@@ -144,7 +145,8 @@ builtin_histograms! {
 pub struct HistogramOptions {
     /// Threads per block: a multiple of 32 from 32 to 1024 (256 by default).
     pub block_threads: u32,
-    /// The most blocks per multiprocessor of the persistent grid, 1 to 32 (4 by default).
+    /// The most blocks per multiprocessor of the persistent grid, 1 to 32 (4 by default);
+    /// small inputs get 1 whatever this says (see [`Histogram::plan`]).
     pub blocks_per_multiprocessor: u32,
     /// Private copies of the bins per block: a power of two from 1 to 32, lowered to what
     /// fits 48 KiB of shared memory; `None` (the default) picks them from the input size.
@@ -166,15 +168,26 @@ impl Default for HistogramOptions {
 const SHARED_WITHOUT_OPT_IN: u64 = 48 * 1024;
 
 /// Samples a block should have per word of private copies it clears and merges, when the
-/// copies are picked from the input size: clearing and merging a word costs about as
-/// much as counting a sample, so this keeps those fixed costs at a quarter of the work.
-const SAMPLES_PER_COPY_WORD: u64 = 4;
+/// copies are picked from the input size. Measured on an H100 (2026-11-26, `histogram-bench
+/// --copies 1,2,4,8,16 --blocks-per-sm 1,2`, 256 bins of `u8`): clearing and merging the
+/// copies is a fixed cost per block that more copies only repay with many samples per
+/// block (uniform data: 1-2 copies best up to 2^22 samples, 16-32 from 2^24; data with
+/// 90 % in one bin gains nothing from copies, since the hardware merges a warp's
+/// increments of one address); 16 samples per word picks about that.
+const SAMPLES_PER_COPY_WORD: u64 = 16;
 
 /// The fewest 16-byte sample vectors a thread reads before the grid stops growing: a
 /// small input is spread over this many per thread (half a tile of
 /// `warpsafe::histogram::VECTORS_PER_THREAD`), so that it reaches twice as many
 /// multiprocessors as whole tiles would, each counting half as long.
 const MIN_VECTORS_PER_THREAD: u64 = 2;
+
+/// Inputs of at most this many 16-byte vectors per thread of one block per multiprocessor
+/// get one block per multiprocessor, not a full wave: a second block per multiprocessor
+/// doubles the blocks that clear, merge and hand off their copies, which cost more than it
+/// saves while each thread reads only a few tiles (H100, 2^22 `u8` samples: 6.4-7.1 us
+/// with 132 blocks against 7.6-8.9 us with 264; from 2^26 the second block pays).
+const ONE_BLOCK_PER_SM_VECTORS: u64 = 32;
 
 /// How one launch runs: what [`Histogram::plan`] returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -404,8 +417,13 @@ impl<S: HistogramSample<CHANNELS, ACTIVE>, const CHANNELS: usize, const ACTIVE: 
         let vectors = (samples as u64 / kernel_histogram::samples_per_vector::<S>() as u64).max(1);
         // One wave: blocks past the resident ones would wait for a first block to end, and
         // the input would take twice as long as one wave of equal shares.
-        let per_multiprocessor = self.options.blocks_per_multiprocessor.min(self.resident_per_multiprocessor);
-        let most_blocks = self.device.multiprocessor_count() as u64 * per_multiprocessor as u64;
+        let multiprocessors = self.device.multiprocessor_count() as u64;
+        let per_multiprocessor = if vectors <= multiprocessors * threads * ONE_BLOCK_PER_SM_VECTORS {
+            1
+        } else {
+            self.options.blocks_per_multiprocessor.min(self.resident_per_multiprocessor)
+        };
+        let most_blocks = multiprocessors * per_multiprocessor as u64;
         let blocks = vectors.div_ceil(threads * MIN_VECTORS_PER_THREAD).clamp(1, most_blocks);
         let copies = match self.options.copies {
             Some(copies) => copies.min(fitting),

@@ -506,48 +506,38 @@ impl<S: Sample, B: Binning<S>, C: Counter> Input<S, B, C> {
         let step = blocks * tile;
         let mut first = block * tile;
         const { assert!(VECTORS_PER_THREAD == 4, "the loads below are written out for 4") };
-        let index = |first: u64, u: u64| first + u * threads + rank;
-        // SAFETY: every call below passes an index below `vectors` (each call site says why):
-        // a whole 16-byte aligned vector of the input (contract), read-only during the launch.
-        let load = |i: u64| Vector(unsafe { arch::load_global_nc_16(base.add(i as usize).cast()) });
-        // Whole tiles, software-pipelined: the next tile's four loads are issued before this
-        // tile's samples are counted, so they are in flight while it counts (counting a
-        // tile takes about as long as a load's round trip; without this a thread's loads
-        // stopped while it counted). Constant indices throughout: as an array indexed in a
-        // loop the vectors were kept in local memory.
-        // Indices: `first + tile <= vectors` holds in the loop (checked before it, and `first`
-        // moves to `next` only when `more`), and `next + tile <= vectors` when `more`.
-        if first + tile <= vectors {
-            let (mut v0, mut v1, mut v2, mut v3) =
-                (load(index(first, 0)), load(index(first, 1)), load(index(first, 2)), load(index(first, 3)));
-            loop {
-                let next = first + step;
-                let more = next + tile <= vectors;
-                let (n0, n1, n2, n3) = if more {
-                    (load(index(next, 0)), load(index(next, 1)), load(index(next, 2)), load(index(next, 3)))
-                } else {
-                    (v0, v1, v2, v3)
-                };
-                self.count_vector::<CHANNELS, ACTIVE>(&v0, index(first, 0) * per_vector);
-                self.count_vector::<CHANNELS, ACTIVE>(&v1, index(first, 1) * per_vector);
-                self.count_vector::<CHANNELS, ACTIVE>(&v2, index(first, 2) * per_vector);
-                self.count_vector::<CHANNELS, ACTIVE>(&v3, index(first, 3) * per_vector);
-                first = next;
-                if !more {
-                    break;
-                }
-                (v0, v1, v2, v3) = (n0, n1, n2, n3);
-            }
+        while first + tile <= vectors {
+            let index = |u: u64| first + u * threads + rank;
+            // SAFETY: index(u) < first + tile <= vectors: a whole 16-byte aligned vector of
+            // the input (contract), read-only during the launch.
+            let load =
+                |u: u64| Vector(unsafe { arch::load_global_nc_16(base.add(index(u) as usize).cast()) });
+            // All four loads before the first count, with constant indices: as an array
+            // indexed in a loop they were kept in local memory.
+            let (v0, v1, v2, v3) = (load(0), load(1), load(2), load(3));
+            self.count_vector::<CHANNELS, ACTIVE>(&v0, index(0) * per_vector);
+            self.count_vector::<CHANNELS, ACTIVE>(&v1, index(1) * per_vector);
+            self.count_vector::<CHANNELS, ACTIVE>(&v2, index(2) * per_vector);
+            self.count_vector::<CHANNELS, ACTIVE>(&v3, index(3) * per_vector);
+            first += step;
         }
-        // The last, partial tile: every present vector's load (index below `vectors`)
-        // before the first count.
+        // The last, partial tile: every present vector's load before the first count (one
+        // round trip, not one per vector; small inputs give each thread only this tile).
         if first < vectors {
-            let present = |u: u64| index(first, u) < vectors;
-            let load_present = |u: u64| if present(u) { load(index(first, u)) } else { Vector::zeroed() };
+            let index = |u: u64| first + u * threads + rank;
+            let present = |u: u64| index(u) < vectors;
+            let load_present = |u: u64| {
+                if present(u) {
+                    // SAFETY: index(u) < vectors: as above.
+                    Vector(unsafe { arch::load_global_nc_16(base.add(index(u) as usize).cast()) })
+                } else {
+                    Vector::zeroed()
+                }
+            };
             let (v0, v1, v2, v3) = (load_present(0), load_present(1), load_present(2), load_present(3));
             let count_present = |u: u64, vector: &Vector| {
                 if present(u) {
-                    self.count_vector::<CHANNELS, ACTIVE>(vector, index(first, u) * per_vector);
+                    self.count_vector::<CHANNELS, ACTIVE>(vector, index(u) * per_vector);
                 }
             };
             count_present(0, &v0);

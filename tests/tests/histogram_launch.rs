@@ -334,9 +334,9 @@ fn every_private_copy_count_gives_the_same_counts() {
     }
 }
 
-/// One histogram over inputs that give every block of the widest grid 1, 2 and 3 whole
-/// tiles of 4 vectors per thread and then a partial one (the pipelined loop, which issues
-/// the next tile's loads before counting the current one, and its last step).
+/// One histogram over inputs that give every block of the grid 1, 2 and 3 whole tiles of 4
+/// vectors per thread, then none or a partial one (whose loads are all issued before it
+/// is counted).
 fn check_whole_tiles<S, const CH: usize, const ACTIVE: usize>(
     device: &Device,
     bins: Bins<S::Level>,
@@ -372,7 +372,7 @@ fn check_whole_tiles<S, const CH: usize, const ACTIVE: usize>(
 }
 
 #[test]
-fn blocks_count_several_whole_tiles_with_the_next_loads_in_flight() {
+fn blocks_count_several_whole_tiles_then_a_partial_one() {
     for device in test_devices("histogram_tiles") {
         check_whole_tiles::<u8, 1, 1>(&device, Bins::Even { bins: 256, lower: 0, upper: 256 }, 3);
         check_whole_tiles::<u8, 4, 3>(&device, Bins::Even { bins: 64, lower: 0, upper: 256 }, 4);

@@ -103,9 +103,9 @@
 //! in one span of at most `STAGE_BYTES` (4 KiB) from a 16-byte boundary, as they do in
 //! most batches of short segments, the warp copies the span into its staging area in
 //! shared memory (16-byte `cp.async` copies on sm_80+, all in flight at once: one round
-//! trip) and folds each segment from there: by its own lane up to 64 bytes, a 4-lane tile
-//! up to 256 bytes, else the whole warp (the batch kernel takes 32 KiB of dynamic shared
-//! memory per block of 256 threads). Otherwise a segment of at most 16 bytes is reduced by its own lane, up to 256
+//! trip) and folds each segment from there, by its own lane up to 64 bytes, else with the
+//! whole warp (the batch kernel takes 32 KiB of dynamic shared memory per block of 256
+//! threads). Otherwise a segment of at most 16 bytes is reduced by its own lane, up to 256
 //! bytes by a 4-lane tile, up to `long_elements` by the whole warp. A longer one is cut
 //! into chunks of
 //! [`SegmentedOptions::chunk_elements`] (default `CHUNK_BYTES`, 16 KiB) and handed to the

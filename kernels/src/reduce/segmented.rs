@@ -26,7 +26,7 @@
 //! | tile of 4 or 16 lanes | [`tile_per_segment`]`::<_, _, 4>`, `::<_, _, 16>` | an aligned [`Tile`] of the warp, combined with the tile's shuffles (without the per-call presence check, which the launch shape proves) |
 //! | warp | [`tile_per_segment`]`::<_, _, 32>` | a whole warp |
 //! | block | [`block_per_segment`] | a whole block, combined with [`block::reduce`] |
-//! | balanced | [`balanced_batches`], then [`balanced_chunks`] | by the segment's own length, in batches of 32 neighbouring segments: a batch whose segments up to the long ones lie in one span of at most [`STAGE_BYTES`] is copied into shared memory at once (16-byte `cp.async`, one round trip) and each segment folded from there by its lane (up to [`LANE_FOLD_BYTES`]), a tile of 4 (short) or the warp; other batches: its lane (tiny), a tile of 4 (short), a warp (medium); long segments in chunks spread over every block and folded by a ticket protocol |
+//! | balanced | [`balanced_batches`], then [`balanced_chunks`] | by the segment's own length, in batches of 32 neighbouring segments: a batch whose segments up to the long ones lie in one span of at most [`STAGE_BYTES`] is copied into shared memory at once (16-byte `cp.async`, one round trip) and each segment folded from there by its lane (up to [`LANE_FOLD_BYTES`]) or the warp; other batches: its lane (tiny), a tile of 4 (short), a warp (medium); long segments in chunks spread over every block and folded by a ticket protocol |
 //!
 //! Workers take segments `w`, `w + workers`, `w + 2 workers`, ... (grid-stride), so any
 //! grid size covers any segment count. The balanced strategy is for offsets whose lengths
@@ -774,8 +774,7 @@ impl<T: Pod> LongSegments<T> {
 pub const STAGE_BYTES: usize = 4 << 10;
 
 /// Staged segments of at most this many bytes are folded by their own lane, in index
-/// order; longer ones by a tile of [`SHORT_LANES`] or the whole warp (see
-/// [`balanced_batches`]).
+/// order; longer ones by the whole warp (see [`balanced_batches`]).
 pub const LANE_FOLD_BYTES: u64 = 64;
 
 /// Dynamic shared memory, in bytes, that the balanced strategy's batch kernel
@@ -932,16 +931,14 @@ impl<T: Pod> Segments<T> {
 /// very long ones, or for bad offsets), the warp copies the span into its staging area in
 /// shared memory with `cp.async` (16-byte vectors, every one in flight at once: one round
 /// trip to memory for the whole batch; see `Segments::stage_batch`), waits, meets at a
-/// warp barrier, then folds each segment from shared memory, one element at a time
-/// (`fold_elements`: rank `k` of `r` takes elements `k, k + r, ...`, or the `k`-th of `r`
-/// contiguous pieces for an operator that does not commute):
-/// - at most [`LANE_FOLD_BYTES`]: its own lane, in index order (an empty segment gets the
-///   identity);
-/// - at most [`SHORT_BYTES`]: a tile of [`SHORT_LANES`], as below;
-/// - longer: the whole warp, as below.
+/// warp barrier, then
+/// - a segment of at most [`LANE_FOLD_BYTES`] is folded by its own lane from shared
+///   memory, in index order (and an empty one gets the identity);
+/// - a longer one by the whole warp, one after another in lane order: lane `k` folds
+///   staged elements `k, k + 32, ...` (contiguous pieces for an operator that does not
+///   commute), then the warp's shuffle reduce.
 ///
-/// **Direct** (every other batch), by class, each read from global memory with
-/// `Segments::fold`:
+/// **Direct** (every other batch), by class:
 /// - *tiny* (at most [`TINY_BYTES`]): lane `l` reduces it alone;
 /// - *short* (at most [`SHORT_BYTES`]): the warp's 8 aligned tiles of [`SHORT_LANES`] take
 ///   the batch's short segments 8 at a time, in lane order (each tile's begin and end
@@ -981,6 +978,8 @@ pub unsafe fn balanced_batches<T: Pod, Op: Operator<T>>(
         unsafe { (Warp::this().assume_present(), Warp::this().tiles::<SHORT_LANES>().assume_present()) };
     let stage = stage_of_warp::<T>();
     let lane = thread::lane_id();
+    let tile_rank = tile.thread_rank() as u64;
+    let tile_index = lane / SHORT_LANES;
     let tiny_elements = TINY_BYTES / size_of::<T>().max(1) as u64;
     let short_elements = SHORT_BYTES / size_of::<T>().max(1) as u64;
     let lane_fold_elements = LANE_FOLD_BYTES / size_of::<T>().max(1) as u64;
@@ -1007,110 +1006,71 @@ pub unsafe fn balanced_batches<T: Pod, Op: Operator<T>>(
         if next + (lane as u64) < count {
             limits = segments.limits(next + lane as u64);
         }
-        let range = (begin, end);
         if let Some(origin) = staged {
             wait_for_copies();
             warp.sync();
             let load = |i: u64| {
-                // SAFETY: `fold_elements` passes only indices of the ranges `reduce_batch`
-                // gives it, a kept lane's (a candidate's: inside the span) or empty ones,
-                // whose slots i - origin lie inside the stage, written by the copies that
-                // this barrier follows; nothing writes the stage until the next
-                // `stage_batch`.
+                // SAFETY: `fold_elements` passes only indices of a staged segment's
+                // begin..end below (a candidate's: inside the span), whose slots
+                // i - origin lie inside the stage, written by the copies this barrier
+                // follows; nothing writes the stage until the next `stage_batch`.
                 unsafe { stage.read_unchecked(i.wrapping_sub(origin) as usize) }
             };
-            let fold = |b, e, rank, ranks| fold_elements(b, e, rank, ranks, op, load);
-            // SAFETY: every lane is here with the same `first`; `out` as for this function.
-            unsafe {
-                reduce_batch(
-                    warp,
-                    tile,
-                    out,
-                    first,
-                    kept,
-                    range,
-                    lane_fold_elements,
-                    short_elements,
-                    op,
-                    fold,
-                )
-            };
-        } else {
-            let fold = |b, e, rank, ranks| {
-                // SAFETY: `reduce_batch` passes only a kept lane's range, from `bounds`, or
-                // the empty one.
-                unsafe { segments.fold(b, e, rank, ranks, op) }
-            };
-            // SAFETY: as above.
-            unsafe {
-                reduce_batch(warp, tile, out, first, kept, range, tiny_elements, short_elements, op, fold)
-            };
+            if kept && length <= lane_fold_elements {
+                let total = fold_elements(begin, end, 0, 1, op, load);
+                // SAFETY: s < count; only this lane writes out[s].
+                unsafe { out.add(s as usize).write(total) };
+            }
+            let mut waiting = warp.ballot(kept && length > lane_fold_elements);
+            while waiting != 0 {
+                let owner = waiting.trailing_zeros();
+                let (b, e) = (warp.shfl(begin, owner), warp.shfl(end, owner));
+                let total = warp.reduce(fold_elements(b, e, lane as u64, 32, op, load), op);
+                if lane == 0 {
+                    // SAFETY: the owner's segment is below the count; only this warp writes it.
+                    unsafe { out.add((first + owner as u64) as usize).write(total) };
+                }
+                waiting &= waiting - 1;
+            }
+            first = next;
+            continue;
+        }
+        if kept && length <= tiny_elements {
+            // SAFETY: a range from `bounds`.
+            let total = unsafe { segments.fold(begin, end, 0, 1, op) };
+            // SAFETY: s < count; only this lane writes out[s].
+            unsafe { out.add(s as usize).write(total) };
+        }
+        let short = kept && length > tiny_elements && length <= short_elements;
+        let mut waiting = warp.ballot(short);
+        while waiting != 0 {
+            let owner = nth_lane(waiting, tile_index);
+            let source = owner.unwrap_or(lane);
+            let (b, e) = (warp.shfl(begin, source), warp.shfl(end, source));
+            let (b, e) = if owner.is_some() { (b, e) } else { (0, 0) };
+            // SAFETY: a range from `bounds` (the owner's) or the empty one.
+            let total = tile.reduce(unsafe { segments.fold(b, e, tile_rank, SHORT_LANES as u64, op) }, op);
+            if let (Some(owner), 0) = (owner, tile_rank) {
+                // SAFETY: the owner's segment is below the count; only this tile writes it.
+                unsafe { out.add((first + owner as u64) as usize).write(total) };
+            }
+            for _ in 0..32 / SHORT_LANES {
+                waiting &= waiting.wrapping_sub(1);
+            }
+        }
+        let mut waiting = warp.ballot(kept && length > short_elements);
+        while waiting != 0 {
+            let owner = waiting.trailing_zeros();
+            let (b, e) = (warp.shfl(begin, owner), warp.shfl(end, owner));
+            // SAFETY: the owner's range from `bounds`.
+            let total = warp.reduce(unsafe { segments.fold(b, e, lane as u64, 32, op) }, op);
+            if lane == 0 {
+                // SAFETY: the owner's segment is below the count; only this warp writes it.
+                unsafe { out.add((first + owner as u64) as usize).write(total) };
+            }
+            waiting &= waiting - 1;
         }
         first = next;
-    }
-}
-
-/// Reduces the segments of one batch of [`balanced_batches`] that its warp keeps, by
-/// length: up to `lane_elements` the lane alone (`rank` 0 of 1), up to `tile_elements`
-/// the warp's 8 aligned tiles of [`SHORT_LANES`], which take those segments 8 at a time
-/// in lane order (each tile's range shuffled from the owning lane) and combine with the
-/// tile's shuffles, longer ones the whole warp, one after another in lane order. `fold(b,
-/// e, rank, ranks)` is rank `rank` of `ranks`' fold of `b..e`; the owner's rank 0 writes
-/// `out[first + lane]`.
-///
-/// # Safety
-/// - Every lane of the full warp (`warp`, and `tile` its caller's tile of
-///   [`SHORT_LANES`]) calls this together, with the same `first`; `range` is the lane's
-///   segment `first + lane`, present and not handed off when `kept` (else unused).
-/// - `fold` may be called with a kept lane's range or the empty one `(0, 0)`.
-/// - `out` is valid for writes of the kept segments, which nothing else accesses.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-unsafe fn reduce_batch<T: Pod, Op: Operator<T>, W: Group, G: Group>(
-    warp: W,
-    tile: G,
-    out: *mut T,
-    first: u64,
-    kept: bool,
-    (begin, end): (u64, u64),
-    lane_elements: u64,
-    tile_elements: u64,
-    op: Op,
-    fold: impl Fn(u64, u64, u64, u64) -> T,
-) {
-    let lane = thread::lane_id();
-    let length = end - begin;
-    if kept && length <= lane_elements {
-        let total = fold(begin, end, 0, 1);
-        // SAFETY: the lane's kept segment; only this lane writes it.
-        unsafe { out.add((first + lane as u64) as usize).write(total) };
-    }
-    let tile_rank = tile.thread_rank() as u64;
-    let mut waiting = warp.ballot(kept && length > lane_elements && length <= tile_elements);
-    while waiting != 0 {
-        let owner = nth_lane(waiting, lane / SHORT_LANES);
-        let source = owner.unwrap_or(lane);
-        let (b, e) = (warp.shfl(begin, source), warp.shfl(end, source));
-        let (b, e) = if owner.is_some() { (b, e) } else { (0, 0) };
-        let total = tile.reduce(fold(b, e, tile_rank, SHORT_LANES as u64), op);
-        if let (Some(owner), 0) = (owner, tile_rank) {
-            // SAFETY: the owner's kept segment; only this tile writes it.
-            unsafe { out.add((first + owner as u64) as usize).write(total) };
-        }
-        for _ in 0..32 / SHORT_LANES {
-            waiting &= waiting.wrapping_sub(1);
-        }
-    }
-    let mut waiting = warp.ballot(kept && length > tile_elements);
-    while waiting != 0 {
-        let owner = waiting.trailing_zeros();
-        let (b, e) = (warp.shfl(begin, owner), warp.shfl(end, owner));
-        let total = warp.reduce(fold(b, e, lane as u64, 32), op);
-        if lane == 0 {
-            // SAFETY: the owner's kept segment; only this warp writes it.
-            unsafe { out.add((first + owner as u64) as usize).write(total) };
-        }
-        waiting &= waiting - 1;
     }
 }
 

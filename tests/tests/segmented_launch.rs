@@ -693,7 +693,7 @@ fn check_staged<T: Element, O: SegmentedReduction<T>>(device: &Device, what: &st
 #[test]
 fn balanced_stages_batches_up_to_the_staging_edges() {
     let seeds = SEEDS.map(|seed| Device::emulator_with(Options { seed, ..Options::default() }));
-    for device in seeds.chain(test_devices("segmented_staged").into_iter().filter(|d| on_gpu(d))) {
+    for device in seeds.chain(test_devices("segmented_staged").into_iter().filter(on_gpu)) {
         check_staged::<i32, Sum>(&device, "i32 sum");
         check_staged::<u64, Sum>(&device, "u64 sum");
         check_staged::<f32, Sum>(&device, "f32 sum");

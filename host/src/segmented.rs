@@ -97,17 +97,10 @@
 //!
 //! [`SegmentStrategy::Balanced`] takes each segment by its own length, in two launches on
 //! the same stream. The first gives each warp 32 neighbouring segments (one offsets read
-//! per lane, the next batch's loaded while the warp works on this one). When the batch's
-//! segments up to [`SegmentedOptions::long_elements`] (default
-//! `warpsafe::reduce::segmented::LONG_SEGMENT_BYTES`, 8 KiB, over the element size) lie
-//! in one span of at most `STAGE_BYTES` (4 KiB) from a 16-byte boundary, as they do in
-//! most batches of short segments, the warp copies the span into its staging area in
-//! shared memory (16-byte `cp.async` copies on sm_80+, all in flight at once: one round
-//! trip) and folds each segment from there, by its own lane up to 64 bytes, else with the
-//! whole warp (the batch kernel takes 32 KiB of dynamic shared memory per block of 256
-//! threads). Otherwise a segment of at most 16 bytes is reduced by its own lane, up to 256
-//! bytes by a 4-lane tile, up to `long_elements` by the whole warp. A longer one is cut
-//! into chunks of
+//! per lane): a segment of at most 16 bytes is reduced by its own lane, up to 256 bytes by
+//! a 4-lane tile, up to [`SegmentedOptions::long_elements`] (default
+//! `warpsafe::reduce::segmented::LONG_SEGMENT_BYTES`, 8 KiB, over the element size) by
+//! the whole warp; a longer one is cut into chunks of
 //! [`SegmentedOptions::chunk_elements`] (default `CHUNK_BYTES`, 16 KiB) and handed to the
 //! second launch, where every block of the grid takes chunks in turn and the block that
 //! finishes a segment's last chunk folds the chunks' partials in order. The second launch
@@ -125,7 +118,7 @@
 //! the 16-byte vectors begin), for the fixed form whether it lies in a whole warp row of
 //! 2 KiB (fixed by the length), the strategy (for the balanced one: with its
 //! `long_elements` and `chunk_elements`, through which class the segment's length puts
-//! it in, and whether its batch of 32 segments is staged) and the operator's
+//! it in) and the operator's
 //! [`Operator::COMMUTATIVE`] (the grid size does not matter), so for the same input and
 //! strategy float results are the same bits on every run, on the GPU and the emulator.
 //!
@@ -449,14 +442,13 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         Ok(per_sm.max(1).saturating_mul(device.multiprocessor_count().max(1)))
     }
 
-    /// Dynamic shared memory of a strategy's launch: the block strategy's scratch, the
-    /// balanced batch kernel's staging areas (one per warp; the balanced chunk kernel,
-    /// launched apart, takes the block strategy's scratch), none for the others.
+    /// Dynamic shared memory of a strategy's launch: only the block strategy uses any
+    /// (and the balanced strategy's chunk kernel, launched apart).
     fn shared_bytes(strategy: SegmentStrategy) -> u32 {
-        match strategy {
-            SegmentStrategy::Block => kernel::shared_bytes::<T>() as u32,
-            SegmentStrategy::Balanced => kernel::balanced_batches_shared_bytes() as u32,
-            _ => 0,
+        if strategy == SegmentStrategy::Block {
+            kernel::shared_bytes::<T>() as u32
+        } else {
+            0
         }
     }
 
@@ -658,8 +650,7 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
             chunk_elements
         ];
         // SAFETY: the balanced batch kernel of `warpsafe::segmented_reduce_kernels!`, its
-        // parameter list: a 1-D launch of BLOCK_THREADS (a multiple of 32) with
-        // `balanced_batches_shared_bytes` of dynamic shared memory (`shared_bytes`); the segments,
+        // parameter list: a 1-D launch of BLOCK_THREADS (a multiple of 32); the segments,
         // output and error word as for the other strategies (above); the scratch is this
         // reducer's, of the capacities passed, used by one launch pair at a time (caller),
         // allocated zeroed and left zeroed by every chunk launch (`LongSegments`), and

@@ -15,7 +15,6 @@ use rand::{Rng, SeedableRng};
 use scan_test_kernels::{self as k, affine_of, Affine, Then};
 use warpsafe::emu::Options;
 use warpsafe::op::{Max, Min, Operator, Sum};
-use warpsafe::reduce::segmented::{LONG_SEGMENT_BYTES, STAGE_BYTES};
 use warpsafe_host::segmented::{
     SegmentStrategy, SegmentedKernels, SegmentedOptions, SegmentedReducer, SegmentedReduction,
 };
@@ -393,9 +392,8 @@ fn vector_loads_count_every_element_once_at_every_misalignment() {
     }
 }
 
-/// f32 sums of the power-law pattern with `options` on `device`, then, for the balanced
-/// strategy, of a mix of short power-law lengths (mostly staged batches), for the thread
-/// strategy of fixed lengths 1, 2, 4, 8, 16 (its warp rows) and 3 over 3 rows and a part,
+/// f32 sums of the power-law pattern with `options` on `device`, then, for the thread
+/// strategy, of fixed lengths 1, 2, 4, 8, 16 (its warp rows) and 3 over 3 rows and a part,
 /// as bits. (The other strategies read the fixed form as they read offsets; leaving them
 /// out keeps the emulated test short.)
 fn f32_sums(device: &Device, options: SegmentedOptions) -> Vec<u32> {
@@ -408,24 +406,6 @@ fn f32_sums(device: &Device, options: SegmentedOptions) -> Vec<u32> {
         .reduce_offsets(&device.upload(&data).unwrap(), &device.upload(&offsets).unwrap(), &mut output)
         .unwrap();
     let mut sums = output.download().unwrap();
-    if options.strategy == SegmentStrategy::Balanced {
-        // Short power-law lengths, as segreduce-bench's (2^k plus k random bits, k = j with
-        // probability 2^-(j+1), here at most 8): most batches staged, some not.
-        let mut rng = StdRng::seed_from_u64(17);
-        let lengths: Vec<u64> = (0..320)
-            .map(|_| {
-                let k = rng.gen::<u32>().trailing_zeros().min(8);
-                (1 << k) + rng.gen_range(0..1u64 << k)
-            })
-            .collect();
-        let offsets = offsets_of(1, &lengths);
-        let data: Vec<f32> = random(*offsets.last().unwrap() as usize, 98).into_iter().map(f32::of).collect();
-        let mut output = device.alloc_zeroed::<f32>(lengths.len()).unwrap();
-        reducer
-            .reduce_offsets(&device.upload(&data).unwrap(), &device.upload(&offsets).unwrap(), &mut output)
-            .unwrap();
-        sums.extend(output.download().unwrap());
-    }
     if options.strategy != SegmentStrategy::Thread {
         return sums.into_iter().map(f32::to_bits).collect();
     }
@@ -594,111 +574,6 @@ fn balanced_bad_offsets_never_overflow_the_scratch() {
         let mut output = device.alloc_zeroed::<i32>(2).unwrap();
         reducer.reduce_offsets(&input, &device.upload(&[0u64, 7, 10]).unwrap(), &mut output).unwrap();
         assert_eq!(output.download().unwrap(), [28, 27]);
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// The balanced strategy's staged batches
-
-/// Segments per batch of the balanced batch kernel (a warp's 32 lanes).
-const BATCH: usize = 32;
-
-/// The body of a staged batch: empty segments first, in the middle and among lengths
-/// that the lanes fold alone and that the warp folds (29 segments, 453 elements).
-const STAGED_BODY: [u64; 29] =
-    [0, 7, 0, 0, 1, 2, 16, 17, 33, 0, 64, 65, 100, 3, 1, 1, 0, 5, 9, 12, 15, 16, 4, 31, 2, 0, 8, 1, 40];
-
-/// Batches of 32 segment lengths, after `at` elements, each pair a filler batch (31
-/// segments of 2, then one that moves the next batch's start to `misalignment` elements
-/// past a 16-byte boundary) and a batch around the staging area's edges, for a staging
-/// area of `capacity` elements and vectors of `per_vector`, at every misalignment:
-/// - the batch's span ends exactly at the area's end (`over` 0) or one element past it
-///   (`over` 1: the direct path), with empty segments at its start, in the middle and
-///   after its last segment;
-/// - staged small segments, a medium one and a long one (`long` elements, handed off to
-///   the chunk kernel) last, after the span;
-/// - the same with the long one in the middle (the direct path);
-/// - a medium segment that makes the span too long (the direct path).
-fn staged_batches(at: u64, capacity: u64, per_vector: u64, long: u64) -> Vec<u64> {
-    let mut lengths = Vec::new();
-    let mut end = at;
-    let mixed: Vec<u64> = [3, 0, 300, 1, 2, 5, 0, 9, 20].into_iter().chain([1; 21]).collect();
-    for misalignment in 0..per_vector {
-        for case in 0..5 {
-            // Filler: 31 segments of 2, then one that ends at the wanted misalignment.
-            let after = end + 2 * (BATCH as u64 - 1);
-            let last = 1 + (misalignment + per_vector - (after + 1) % per_vector) % per_vector;
-            let filler: Vec<u64> = [2; BATCH - 1].into_iter().chain([last]).collect();
-            end += filler.iter().sum::<u64>();
-            lengths.extend(filler);
-            assert_eq!(end % per_vector, misalignment);
-            let batch: Vec<u64> = match case {
-                0 | 1 => fill(end, capacity, per_vector, case),
-                2 => mixed.iter().copied().chain([0, long]).collect(),
-                3 => {
-                    let mut batch: Vec<u64> = mixed.iter().copied().chain([0, 7]).collect();
-                    batch[4] = long;
-                    batch
-                }
-                _ => {
-                    let mut batch: Vec<u64> = mixed.iter().copied().chain([0, 7]).collect();
-                    batch[2] = capacity - 20;
-                    batch
-                }
-            };
-            assert_eq!(batch.len(), BATCH);
-            end += batch.iter().sum::<u64>();
-            lengths.extend(batch);
-        }
-    }
-    lengths
-}
-
-/// [`STAGED_BODY`], then the segment that makes a batch starting at `start` span
-/// `capacity + over` elements from the 16-byte boundary at or before `start`, then two
-/// empty segments.
-fn fill(start: u64, capacity: u64, per_vector: u64, over: u64) -> Vec<u64> {
-    let body: u64 = STAGED_BODY.iter().sum();
-    let last = capacity - start % per_vector + over - body;
-    STAGED_BODY.iter().copied().chain([last, 0, 0]).collect()
-}
-
-/// `T` with `O` in the balanced strategy (its default limits) on [`staged_batches`],
-/// starting 0 to 2 elements into the input, against the model.
-fn check_staged<T: Element, O: SegmentedReduction<T>>(device: &Device, what: &str) {
-    let size = std::mem::size_of::<T>() as u64;
-    let (capacity, per_vector) = (STAGE_BYTES as u64 / size, 16 / size);
-    let long = LONG_SEGMENT_BYTES / size + 5;
-    let max_blocks = if on_gpu(device) { None } else { Some(2) };
-    let options = SegmentedOptions { strategy: SegmentStrategy::Balanced, max_blocks, ..Default::default() };
-    let mut reducer = SegmentedReducer::<T, O>::with_options(device, options).unwrap();
-    for first in 0..3 {
-        let lengths = staged_batches(first, capacity, per_vector, long);
-        let offsets = offsets_of(first, &lengths);
-        let n = *offsets.last().unwrap() as usize + 1;
-        let data: Vec<T> = random(n, n as u64 + first).into_iter().map(T::of).collect();
-        let (expected, exact) = model(&data, &offsets, O::default());
-        let sentinel = T::of(0xfeed);
-        let mut output = device.upload(&vec![sentinel; lengths.len() + 1]).unwrap();
-        reducer
-            .reduce_offsets(&device.upload(&data).unwrap(), &device.upload(&offsets).unwrap(), &mut output)
-            .unwrap();
-        let got = output.download().unwrap();
-        let case = format!("{what} staged batches from {first}");
-        compare(&got[..lengths.len()], &expected, &exact, &lengths, &case);
-        assert_eq!(got[lengths.len()], sentinel, "{case}: wrote past the segments");
-    }
-}
-
-#[test]
-fn balanced_stages_batches_up_to_the_staging_edges() {
-    let seeds = SEEDS.map(|seed| Device::emulator_with(Options { seed, ..Options::default() }));
-    for device in seeds.chain(test_devices("segmented_staged").into_iter().filter(on_gpu)) {
-        check_staged::<i32, Sum>(&device, "i32 sum");
-        check_staged::<u64, Sum>(&device, "u64 sum");
-        check_staged::<f32, Sum>(&device, "f32 sum");
-        check_staged::<f64, Sum>(&device, "f64 sum");
-        check_staged::<Affine, Compose>(&device, "affine composition");
     }
 }
 

@@ -284,15 +284,9 @@ unsafe fn fold_in_order<T: Pod, Op: Operator<T>>(input: *const T, len: u64, shar
 /// operator `Op`.
 #[inline(always)]
 pub(super) fn reads_vectors<T, Op: Operator<T>>(input: *const T) -> bool {
-    Op::COMMUTATIVE && splits_into_vectors(input)
-}
-
-/// Whether the 16-byte vectors over `input` hold whole elements of `T`: `T`'s size divides
-/// 16 and the distance from `input` to the next 16-byte boundary is a multiple of it.
-#[inline(always)]
-pub(super) fn splits_into_vectors<T>(input: *const T) -> bool {
+    let per_vector = elements_per_vector::<T>();
     let to_boundary = (VECTOR_BYTES - input as usize % VECTOR_BYTES) % VECTOR_BYTES;
-    elements_per_vector::<T>() > 0 && to_boundary.is_multiple_of(size_of::<T>())
+    Op::COMMUTATIVE && per_vector > 0 && to_boundary.is_multiple_of(size_of::<T>())
 }
 
 /// The calling block's partial: the reduction of its share of `input[..len]` (module

@@ -26,7 +26,7 @@
 //! | tile of 4 or 16 lanes | [`tile_per_segment`]`::<_, _, 4>`, `::<_, _, 16>` | an aligned [`Tile`] of the warp, combined with the tile's shuffles (without the per-call presence check, which the launch shape proves) |
 //! | warp | [`tile_per_segment`]`::<_, _, 32>` | a whole warp |
 //! | block | [`block_per_segment`] | a whole block, combined with [`block::reduce`] |
-//! | balanced | [`balanced_batches`], then [`balanced_chunks`] | by the segment's own length, in batches of 32 neighbouring segments: a batch whose segments up to the long ones lie in one span of at most [`STAGE_BYTES`] is copied into shared memory at once (16-byte `cp.async`, one round trip) and each segment folded from there by its lane (up to [`LANE_FOLD_BYTES`]) or the warp; other batches: its lane (tiny), a tile of 4 (short), a warp (medium); long segments in chunks spread over every block and folded by a ticket protocol |
+//! | balanced | [`balanced_batches`], then [`balanced_chunks`] | by the segment's own length: its lane (tiny), a tile of 4 (short), a warp (medium), or chunks of it spread over every block and folded by a ticket protocol (long) |
 //!
 //! Workers take segments `w`, `w + workers`, `w + 2 workers`, ... (grid-stride), so any
 //! grid size covers any segment count. The balanced strategy is for offsets whose lengths
@@ -79,11 +79,10 @@
 //! (loads still coalesce); a non-commutative one folds the `k`-th of `r` contiguous
 //! pieces in index order. The ranks' results are then combined in rank order. The order
 //! depends only on the segment's length, its start address modulo 16 (buffers are
-//! 256-byte aligned on both backends), the strategy, the block size, for the fixed
-//! form whether the segment lies in a whole warp row and for the balanced strategy
-//! whether its batch is staged (which depends only on the batch's 32 segments), never on
-//! timing or on the grid size: float results are the same bits on every run, and the
-//! same on the GPU and on the emulator for the same strategy.
+//! 256-byte aligned on both backends), the strategy, the block size and, for the fixed
+//! form, whether the segment lies in a whole warp row, never on timing
+//! or on the grid size: float results are the same bits on every run, and the same on
+//! the GPU and on the emulator for the same strategy.
 
 use core::mem::size_of;
 
@@ -183,26 +182,13 @@ impl<T: Pod> Segments<T> {
     /// recorded in the error word.
     #[inline(always)]
     fn bounds(&self, s: u64) -> (u64, u64) {
-        self.checked(s, self.limits(s))
-    }
-
-    /// Segment `s`'s two limits as given (`s < count`): its offsets, not yet checked, or
-    /// for the fixed form its range. Split from [`Segments::checked`] so that the balanced
-    /// strategy can load the next batch's offsets while it works on the current one.
-    #[inline(always)]
-    fn limits(&self, s: u64) -> (u64, u64) {
         if self.offsets.is_null() {
             let begin = s * self.segment_len;
             return (begin.min(self.len), begin.saturating_add(self.segment_len).min(self.len));
         }
         // SAFETY: s < count and `offsets` holds count + 1 elements (`new`'s contract).
-        unsafe { (self.offsets.add(s as usize).read(), self.offsets.add(s as usize + 1).read()) }
-    }
-
-    /// Segment `s`'s range from its `limits`: as they are when `begin <= end <= len` (the
-    /// fixed form's always are), else empty, and the error word records the problem.
-    #[inline(always)]
-    fn checked(&self, s: u64, (begin, end): (u64, u64)) -> (u64, u64) {
+        let (begin, end) =
+            unsafe { (self.offsets.add(s as usize).read(), self.offsets.add(s as usize + 1).read()) };
         let bad = if end < begin {
             Some(BadSegment::NotMonotonic)
         } else if end > self.len {
@@ -233,11 +219,21 @@ impl<T: Pod> Segments<T> {
             // size divides 16 (just checked).
             return unsafe { self.fold_vectors(begin, end, rank, ranks, op) };
         }
-        fold_elements(begin, end, rank, ranks, op, |i| {
-            // SAFETY: begin <= i < end (`fold_elements` passes no other index) <= len (the
-            // caller), and `input` holds len readable elements (`new`'s contract).
-            unsafe { self.input.add(i as usize).read() }
-        })
+        let mut acc = op.identity();
+        let (mut i, stop, step) = if Op::COMMUTATIVE {
+            (begin + rank, end, ranks)
+        } else {
+            let piece = (end - begin).div_ceil(ranks);
+            let start = (begin + rank * piece).min(end);
+            (start, (start + piece).min(end), 1)
+        };
+        while i < stop {
+            // SAFETY: begin <= i < end <= len (caller), and `input` holds len readable
+            // elements (`new`'s contract).
+            acc = op.combine(acc, unsafe { self.input.add(i as usize).read() });
+            i += step;
+        }
+        acc
     }
 
     /// Rank `rank` of `ranks`' fold of `input[begin..end]` read as 16-byte vectors (see
@@ -764,200 +760,26 @@ impl<T: Pod> LongSegments<T> {
     }
 }
 
-/// Bytes of one warp's *staging* area in [`balanced_batches`]: when a batch's segments
-/// that its warp reduces lie within this many bytes, counted from the 16-byte boundary at
-/// or before the first one's start, the warp copies them into it with one round trip to
-/// memory and folds them from there (see [`balanced_batches`]). 4 KiB: 8 vectors per lane,
-/// about 96 % of the batches of a power-law mix of lengths averaging 13 `f32`s, and 32 KiB
-/// per block of [`BLOCK_THREADS`], so that shared memory does not limit an H100 to fewer
-/// blocks than registers do.
-pub const STAGE_BYTES: usize = 4 << 10;
-
-/// Staged segments of at most this many bytes are folded by their own lane, in index
-/// order; longer ones by the whole warp (see [`balanced_batches`]).
-pub const LANE_FOLD_BYTES: u64 = 64;
-
-/// Dynamic shared memory, in bytes, that the balanced strategy's batch kernel
-/// ([`balanced_batches`]) needs: a staging area of [`STAGE_BYTES`] per warp of a block of
-/// [`BLOCK_THREADS`].
-pub const fn balanced_batches_shared_bytes() -> usize {
-    STAGE_BYTES * (BLOCK_THREADS / WARP_SIZE) as usize
-}
-
-/// The calling warp's staging area: [`STAGE_BYTES`] of the launch's dynamic shared memory
-/// from byte `warp * STAGE_BYTES` (warp index in the block), as elements of `T`. A window
-/// too small for it traps (`shared::dynamic_part`).
-#[inline(always)]
-#[track_caller]
-fn stage_of_warp<T: Pod>() -> shared::SharedSlice<T> {
-    shared::dynamic_part::<T>(thread::warp_idx() as usize * STAGE_BYTES, STAGE_BYTES / size_of::<T>().max(1))
-}
-
-/// Starts copying the 16 bytes at `src` (global memory) to `dst` (the calling block's
-/// shared memory). On sm_80 and later, and on the emulator, `cp.async.cg`: no register
-/// holds the bytes and every copy the lane starts stays in flight until its next
-/// [`wait_for_copies`]; on sm_70 a 16-byte load and a store, done on return.
-///
-/// # Safety
-/// - `src` is 16-byte aligned, valid for 16 bytes of reads, and not written during the
-///   launch; `dst` is 16-byte aligned and valid for 16 bytes of the block's shared memory.
-/// - Nothing accesses `dst` until the lane's next [`wait_for_copies`], and other lanes only
-///   after a barrier that follows that wait.
-#[inline(always)]
-unsafe fn copy_vector<T>(dst: *mut T, src: *const T) {
-    #[cfg(any(target_feature = "sm_80", not(target_arch = "nvptx64")))]
-    // SAFETY: forwarded from the caller.
-    unsafe {
-        arch::copy_async_16(dst.cast(), src.cast())
-    }
-    #[cfg(not(any(target_feature = "sm_80", not(target_arch = "nvptx64"))))]
-    // SAFETY: forwarded from the caller (the input is read-only during the launch).
-    unsafe {
-        arch::shared_write(dst.cast::<[u32; 4]>(), arch::load_global_nc_16(src.cast()))
-    }
-}
-
-/// Waits until every [`copy_vector`] of the calling lane is done (`cp.async.wait_all`;
-/// nothing to wait for on sm_70). Other lanes see the bytes after a barrier that follows.
-#[inline(always)]
-fn wait_for_copies() {
-    #[cfg(any(target_feature = "sm_80", not(target_arch = "nvptx64")))]
-    arch::copy_async_wait_all();
-}
-
-impl<T: Pod> Segments<T> {
-    /// Stages a batch of [`balanced_batches`] in the warp's `stage`, if it can: the
-    /// *span* runs from the start of the first candidate segment (in lane order) to the end
-    /// of the last one; when every lane's candidate lies inside it and the span, counted
-    /// from the 16-byte boundary at or before its start, fits the stage, the warp copies
-    /// it: lane `l` takes the span's vectors `l, l + 32, ...`, each whole one with
-    /// [`copy_vector`] (all in flight together), the partial first and last ones element
-    /// by element (never an element outside the span). Returns the *origin*: element `i`
-    /// of the span sits in slot `i - origin` (wrapping) of the stage, ready after
-    /// [`wait_for_copies`] and a warp barrier. `None` (nothing copied) when `T` does not
-    /// split into 16-byte vectors over the input, no lane has a candidate, or the span
-    /// does not fit (a long segment between candidates, bad offsets that are not in
-    /// order).
-    ///
-    /// # Safety
-    /// - Every lane of a full warp calls this together (`warp` is its warp), with its own
-    ///   segment's `begin..end`: a range from [`Segments::bounds`] or the empty one;
-    ///   `candidate` implies `begin < end`.
-    /// - `stage` is the warp's own ([`stage_of_warp`]), 16-byte aligned, and no lane reads
-    ///   it after this call until it has waited for its copies and a warp barrier follows;
-    ///   every earlier access of it by the warp's lanes comes before this call.
-    #[inline(always)]
-    unsafe fn stage_batch<G: Group>(
-        &self,
-        warp: G,
-        stage: shared::SharedSlice<T>,
-        candidate: bool,
-        begin: u64,
-        end: u64,
-    ) -> Option<u64> {
-        // Uniform over the warp (the same input everywhere): every lane returns here or
-        // none does.
-        if !grid::splits_into_vectors(self.input) {
-            return None;
-        }
-        let candidates = warp.ballot(candidate);
-        if candidates == 0 {
-            return None;
-        }
-        let span_begin = warp.shfl(begin, candidates.trailing_zeros());
-        let span_end = warp.shfl(end, WARP_SIZE - 1 - candidates.leading_zeros());
-        let per_vector = grid::elements_per_vector::<T>() as u64;
-        // Element positions counted on the 16-byte grid: position p is element p - shift.
-        let shift = self.input as u64 % grid::VECTOR_BYTES as u64 / size_of::<T>() as u64;
-        let (from, to) = (span_begin + shift, span_end + shift);
-        let first = from / per_vector * per_vector;
-        let inside = !candidate || (begin >= span_begin && end <= span_end);
-        // The first candidate lies inside, so from <= to when every one does.
-        if !warp.all(inside) || to - first > stage.len() as u64 {
-            return None;
-        }
-        // The previous batch's reads of the stage come before these writes.
-        warp.sync();
-        let lane = thread::lane_id() as u64;
-        // Whole vectors from position `whole` to `whole_end`, lane `l` taking vectors
-        // `l, l + 32, ...` (a loop, not unrolled: every copy stays in flight anyway).
-        let whole = from.div_ceil(per_vector) * per_vector;
-        let whole_end = to / per_vector * per_vector;
-        let mut p = whole + lane * per_vector;
-        while p < whole_end {
-            // SAFETY: whole <= p and p + per_vector <= whole_end <= to: the vector's elements
-            // p - shift .. + per_vector lie inside the span, inside the input (candidates are
-            // ranges from `bounds`), 16-byte aligned (p is on the grid); its slots p - first
-            // .. + per_vector lie inside the stage (the span fits), 16-byte aligned (the stage
-            // is, and first is on the grid); this lane alone writes them, read after the
-            // caller's wait and barrier (contract).
-            unsafe {
-                copy_vector(
-                    stage.as_mut_ptr().add((p - first) as usize),
-                    self.input.add((p - shift) as usize),
-                )
-            };
-            p += WARP_SIZE as u64 * per_vector;
-        }
-        // The partial vectors at the ends (fewer than 16 elements each), one element per
-        // lane: the head before `whole` by lanes 0 to 15, the tail after the last whole
-        // vector by lanes 16 to 31.
-        let head_end = whole.min(to);
-        let p = if lane < 16 { from + lane } else { whole_end.max(head_end) + lane - 16 };
-        if p < if lane < 16 { head_end } else { to } {
-            // SAFETY: from <= p < to: element p - shift of the span, inside the input; slot
-            // p - first < to - first <= the stage's length; this lane alone writes it, read
-            // after the caller's wait and barrier.
-            unsafe {
-                stage.write_unchecked((p - first) as usize, self.input.add((p - shift) as usize).read())
-            };
-        }
-        Some(first.wrapping_sub(shift))
-    }
-}
-
 /// The balanced strategy's first kernel, for segments of any mix of lengths: each warp of
 /// the grid takes batches of 32 consecutive segments (batch `w`, `w + warps`, ...), lane
 /// `l` validates and measures segment `first + l` (neighbouring lanes read neighbouring
-/// offsets; the next batch's offsets are loaded while the warp works on this one), a
-/// *long* segment (longer than `long_elements`) is handed off by its lane to
-/// [`balanced_chunks`] (see [`LongSegments`]; nothing is written for it here), and the
-/// warp reduces the others.
-///
-/// **Staged** (sm_80 and later, and the emulator, when `T`'s size divides 16; the way
-/// most batches go): when the batch's other non-empty segments lie within one span of at
-/// most [`STAGE_BYTES`] from a 16-byte boundary (with offsets in order, the batch's
-/// segments follow each other, so this fails only for a long segment between them, for
-/// very long ones, or for bad offsets), the warp copies the span into its staging area in
-/// shared memory with `cp.async` (16-byte vectors, every one in flight at once: one round
-/// trip to memory for the whole batch; see `Segments::stage_batch`), waits, meets at a
-/// warp barrier, then
-/// - a segment of at most [`LANE_FOLD_BYTES`] is folded by its own lane from shared
-///   memory, in index order (and an empty one gets the identity);
-/// - a longer one by the whole warp, one after another in lane order: lane `k` folds
-///   staged elements `k, k + 32, ...` (contiguous pieces for an operator that does not
-///   commute), then the warp's shuffle reduce.
-///
-/// **Direct** (every other batch), by class:
+/// offsets), and the warp sorts its batch by length:
 /// - *tiny* (at most [`TINY_BYTES`]): lane `l` reduces it alone;
 /// - *short* (at most [`SHORT_BYTES`]): the warp's 8 aligned tiles of [`SHORT_LANES`] take
 ///   the batch's short segments 8 at a time, in lane order (each tile's begin and end
 ///   shuffled from the owning lane), each reduced with the tile's shuffles;
-/// - *medium* (up to `long_elements`, and long ones the scratch had no room for): the
-///   whole warp reduces them one after another, in lane order of the ballot of medium
-///   lanes.
+/// - *medium* (up to `long_elements`): the whole warp reduces them one after another, in
+///   lane order of the ballot of medium lanes;
+/// - *long*: the owning lane hands it off to [`balanced_chunks`] (see [`LongSegments`]);
+///   nothing is written for it here.
 ///
-/// A segment's order of combination depends on its length, its address, the constants
-/// and whether its batch is staged, which depends only on the batch's 32 segments (never
-/// on the grid or on timing): results are the same bits on every run and on every
-/// backend.
+/// Every class folds with `Segments::fold`, so a segment's order of combination depends
+/// only on its class (its length), its address and the constants, never on the batch or
+/// the grid: results are the same bits on every run and on every backend.
 ///
 /// # Safety
 /// - As for [`tile_per_segment`] (a block size that is a multiple of 32, every thread runs
 ///   this once, `segments` and `out` valid).
-/// - The launch has [`balanced_batches_shared_bytes`] of dynamic shared memory for a
-///   block of [`BLOCK_THREADS`] (at least [`STAGE_BYTES`] per warp), which nothing else
-///   uses.
 /// - `long` is as [`LongSegments::new`] requires, for this launch's thread count; when a
 ///   segment may be longer than its `long_elements`, [`balanced_chunks`] runs after this
 ///   launch on the same stream with the same arguments.
@@ -969,72 +791,28 @@ pub unsafe fn balanced_batches<T: Pod, Op: Operator<T>>(
     op: Op,
 ) {
     // SAFETY: the block size is a multiple of 32 (contract), so the warp and its tiles
-    // have all their lanes, and none returns before the loop ends. The batch loop, the
-    // staging decision and the class loops below run on warp-uniform values (the batch's
-    // first segment, ballots, shuffled spans), so every lane reaches each collective
-    // together; the lane-dependent folds and the hand-off end before them, where the lanes
-    // reconverge. The emulator still checks this.
+    // have all their lanes, and none returns before the loop ends. The batch loop and the
+    // two class loops below run on warp-uniform values (the batch's first segment and
+    // ballots), so every lane reaches each collective together; the lane-dependent folds
+    // and the hand-off end before them, where the lanes reconverge. The emulator still
+    // checks this.
     let (warp, tile) =
         unsafe { (Warp::this().assume_present(), Warp::this().tiles::<SHORT_LANES>().assume_present()) };
-    let stage = stage_of_warp::<T>();
     let lane = thread::lane_id();
     let tile_rank = tile.thread_rank() as u64;
     let tile_index = lane / SHORT_LANES;
     let tiny_elements = TINY_BYTES / size_of::<T>().max(1) as u64;
     let short_elements = SHORT_BYTES / size_of::<T>().max(1) as u64;
-    let lane_fold_elements = LANE_FOLD_BYTES / size_of::<T>().max(1) as u64;
-    let count = segments.count();
     let step = thread::grid_threads_x() / 32 * 32;
     let mut first = thread::global_index_x() / 32 * 32;
-    let mut limits =
-        if first + (lane as u64) < count { segments.limits(first + lane as u64) } else { (0, 0) };
-    while first < count {
+    while first < segments.count() {
         let s = first + lane as u64;
-        let present = s < count;
-        let (begin, end) = if present { segments.checked(s, limits) } else { (0, 0) };
+        let present = s < segments.count();
+        let (begin, end) = if present { segments.bounds(s) } else { (0, 0) };
         let length = end - begin;
         // SAFETY: a non-empty range from `bounds`; this thread's only reservation.
         let handed_off = present && length > long.long_elements && unsafe { long.hand_off(s, begin, end) };
         let kept = present && !handed_off;
-        // SAFETY: every lane is here with its own range (from `checked`, as `bounds`
-        // gives it, or empty), a candidate only when non-empty; the stage is the warp's,
-        // its previous reads (the last staged batch's folds) are done, and it is read
-        // below only after the wait and the barrier.
-        let staged = unsafe { segments.stage_batch(warp, stage, kept && length > 0, begin, end) };
-        // The next batch's offsets, in flight while this batch is copied and reduced.
-        let next = first + step;
-        if next + (lane as u64) < count {
-            limits = segments.limits(next + lane as u64);
-        }
-        if let Some(origin) = staged {
-            wait_for_copies();
-            warp.sync();
-            let load = |i: u64| {
-                // SAFETY: `fold_elements` passes only indices of a staged segment's
-                // begin..end below (a candidate's: inside the span), whose slots
-                // i - origin lie inside the stage, written by the copies this barrier
-                // follows; nothing writes the stage until the next `stage_batch`.
-                unsafe { stage.read_unchecked(i.wrapping_sub(origin) as usize) }
-            };
-            if kept && length <= lane_fold_elements {
-                let total = fold_elements(begin, end, 0, 1, op, load);
-                // SAFETY: s < count; only this lane writes out[s].
-                unsafe { out.add(s as usize).write(total) };
-            }
-            let mut waiting = warp.ballot(kept && length > lane_fold_elements);
-            while waiting != 0 {
-                let owner = waiting.trailing_zeros();
-                let (b, e) = (warp.shfl(begin, owner), warp.shfl(end, owner));
-                let total = warp.reduce(fold_elements(b, e, lane as u64, 32, op, load), op);
-                if lane == 0 {
-                    // SAFETY: the owner's segment is below the count; only this warp writes it.
-                    unsafe { out.add((first + owner as u64) as usize).write(total) };
-                }
-                waiting &= waiting - 1;
-            }
-            first = next;
-            continue;
-        }
         if kept && length <= tiny_elements {
             // SAFETY: a range from `bounds`.
             let total = unsafe { segments.fold(begin, end, 0, 1, op) };
@@ -1070,37 +848,8 @@ pub unsafe fn balanced_batches<T: Pod, Op: Operator<T>>(
             }
             waiting &= waiting - 1;
         }
-        first = next;
+        first += step;
     }
-}
-
-/// Rank `rank` of `ranks`' fold of the elements `begin..end`, element `i` being `load(i)`,
-/// in the order of the module docs for elements read one at a time: for a commutative
-/// operator elements `begin + rank, begin + rank + ranks, ...`; otherwise the `rank`-th of
-/// `ranks` contiguous pieces, in index order. Calls `load` only with indices in
-/// `begin..end`, each at most once, in increasing order.
-#[inline(always)]
-fn fold_elements<T: Pod, Op: Operator<T>>(
-    begin: u64,
-    end: u64,
-    rank: u64,
-    ranks: u64,
-    op: Op,
-    load: impl Fn(u64) -> T,
-) -> T {
-    let mut acc = op.identity();
-    let (mut i, stop, step) = if Op::COMMUTATIVE {
-        (begin + rank, end, ranks)
-    } else {
-        let piece = (end - begin).div_ceil(ranks);
-        let start = (begin + rank * piece).min(end);
-        (start, (start + piece).min(end), 1)
-    };
-    while i < stop {
-        acc = op.combine(acc, load(i));
-        i += step;
-    }
-    acc
 }
 
 /// The lane of the `n`-th set bit of `lanes` (counting from 0 at the lowest), if any.
@@ -1249,8 +998,7 @@ unsafe fn fold_partials<T: Pod, Op: Operator<T>>(
 /// chunk_capacity: u64, long_elements: u64, chunk_elements: u64)`: the [`LongSegments`]
 /// of [`LongSegments::new`], for [`balanced_batches`] and [`balanced_chunks`]. All are
 /// launched with blocks of [`BLOCK_THREADS`] and [`shared_bytes`]`::<T>()` bytes of
-/// dynamic shared memory, except the batches kernel, which takes
-/// [`balanced_batches_shared_bytes`]`()` (its staging areas).
+/// dynamic shared memory.
 ///
 /// ```
 /// /// Concatenation of digits: `a ⊕ b = a * 10 + b`, which does not commute.

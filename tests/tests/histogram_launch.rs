@@ -204,6 +204,24 @@ fn check_counts<S, const CH: usize, const ACTIVE: usize>(
     }
 }
 
+/// The histogram of `bins` with `options`.
+fn histogram_of<S, const CH: usize, const ACTIVE: usize>(
+    device: &Device,
+    bins: &Bins<S::Level>,
+    options: HistogramOptions,
+) -> Histogram<S, CH, ACTIVE>
+where
+    S: TestSample + HistogramSample<CH, ACTIVE>,
+{
+    match bins {
+        Bins::Even { bins, lower, upper } => Histogram::<S, CH, ACTIVE>::even(device, *bins, *lower, *upper),
+        Bins::Range(levels) => Histogram::<S, CH, ACTIVE>::range(device, levels),
+    }
+    .unwrap()
+    .with_options(options)
+    .unwrap()
+}
+
 /// Every length and both distributions for one histogram.
 fn check_layout<S, const CH: usize, const ACTIVE: usize>(
     device: &Device,
@@ -213,13 +231,7 @@ fn check_layout<S, const CH: usize, const ACTIVE: usize>(
 ) where
     S: TestSample + HistogramSample<CH, ACTIVE>,
 {
-    let mut histogram = match &bins {
-        Bins::Even { bins, lower, upper } => Histogram::<S, CH, ACTIVE>::even(device, *bins, *lower, *upper),
-        Bins::Range(levels) => Histogram::<S, CH, ACTIVE>::range(device, levels),
-    }
-    .unwrap()
-    .with_options(options)
-    .unwrap();
+    let mut histogram = histogram_of::<S, CH, ACTIVE>(device, &bins, options);
     let gpu = on_gpu(device);
     for len in lengths(gpu) {
         let len = len - len % CH;
@@ -345,13 +357,7 @@ fn check_whole_tiles<S, const CH: usize, const ACTIVE: usize>(
     S: TestSample + HistogramSample<CH, ACTIVE>,
 {
     let options = HistogramOptions { block_threads: 32, blocks_per_multiprocessor: 1, copies: None };
-    let mut histogram = match &bins {
-        Bins::Even { bins, lower, upper } => Histogram::<S, CH, ACTIVE>::even(device, *bins, *lower, *upper),
-        Bins::Range(levels) => Histogram::<S, CH, ACTIVE>::range(device, levels),
-    }
-    .unwrap()
-    .with_options(options)
-    .unwrap();
+    let mut histogram = histogram_of::<S, CH, ACTIVE>(device, &bins, options);
     let blocks = histogram.plan(usize::MAX / 2).blocks as usize;
     let tile = 32 * 4 * warpsafe::histogram::samples_per_vector::<S>();
     for tiles in 1..=3 {

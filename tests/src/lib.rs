@@ -183,7 +183,8 @@ pub fn ptxas() -> PathBuf {
 /// Assembles `ptx` for `sm_<sm>` with `ptxas -v` and returns its resource report.
 ///
 /// Reports are kept in `target/ptxas-reports`, named by a hash of the PTX, the target and
-/// the ptxas binary, so the entry PTX (about 10 MB per architecture, over a minute of
+/// the ptxas binary (its path, size and modification time, as the builder identifies its
+/// LLVM tools), so the entry PTX (about 10 MB per architecture, over a minute of
 /// ptxas each) is assembled once per test run although several test files check it.
 ///
 /// # Errors
@@ -194,7 +195,8 @@ pub fn assemble(ptx: &str, sm: u32) -> Result<String, String> {
     let key = {
         use std::hash::{Hash, Hasher};
         let mut hasher = std::hash::DefaultHasher::new();
-        (ptx, sm, &ptxas, std::fs::metadata(&ptxas).map(|m| m.len()).ok()).hash(&mut hasher);
+        let binary = std::fs::metadata(&ptxas).ok().map(|m| (m.len(), m.modified().ok()));
+        (ptx, sm, &ptxas, binary).hash(&mut hasher);
         format!("{:016x}", hasher.finish())
     };
     for (suffix, ok) in [("ok", true), ("err", false)] {

@@ -31,7 +31,8 @@
 //! pub enum ScanKind { Inclusive, Exclusive }
 //! pub trait Scan<T: Pod>: Operator<T> + Default { fn kernel() -> ScanKernel; }
 //! pub trait Selection<T: Pod>: Predicate<T> + Pod { fn kernel() -> SelectKernel; }
-//! pub struct ScanOptions { pub block_threads: u32 }          // 256 by default
+//! pub struct ScanOptions { pub block_threads: u32 }
+//! impl ScanOptions { pub fn scan() -> Self; /* 128 threads */ pub fn select() -> Self; /* 256 */ }
 //! impl<T: Pod, O: Scan<T>> Scanner<T, O> {
 //!     pub fn new(device: &Device) -> Result<Self, Error>;
 //!     pub fn with_options(device: &Device, options: ScanOptions) -> Result<Self, Error>;
@@ -128,15 +129,23 @@ pub enum SelectForm {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScanOptions {
     /// Threads per block: a multiple of 32 from 32 to 512 whose tile fits 48 KiB of shared
-    /// memory (256 by default; at most 352 for a scan of 4-byte elements). With the
-    /// element type it fixes the tile length, and so the order in which floats are
-    /// combined: results are bit-identical between runs with the same options.
+    /// memory (a scan's runs are 256 bytes, so at most 160 threads; a selection's at most
+    /// 128 bytes, so at most 352 threads). With the element type it fixes the tile length,
+    /// and so the order in which floats are combined: results are bit-identical between
+    /// runs with the same options.
     pub block_threads: u32,
 }
 
-impl Default for ScanOptions {
-    fn default() -> ScanOptions {
+impl ScanOptions {
+    /// What [`Scanner::new`] uses: 128 threads per block (why:
+    /// `warpsafe::scan::device::BLOCK_THREADS`).
+    pub fn scan() -> ScanOptions {
         ScanOptions { block_threads: kernel_scan::BLOCK_THREADS }
+    }
+
+    /// What [`Selector::new`] uses: 256 threads per block.
+    pub fn select() -> ScanOptions {
+        ScanOptions { block_threads: kernel_select::BLOCK_THREADS }
     }
 }
 
@@ -383,7 +392,7 @@ impl<T: Pod, O: Scan<T>> Scanner<T, O> {
     /// Loading the kernel ([`Error::ModuleLoad`], [`Error::NoPtxForDevice`], ...) or
     /// allocating ([`Error::Alloc`]).
     pub fn new(device: &Device) -> Result<Self, Error> {
-        Self::with_options(device, ScanOptions::default())
+        Self::with_options(device, ScanOptions::scan())
     }
 
     /// As [`Scanner::new`], with `options`.
@@ -557,7 +566,7 @@ impl<T: Pod, P: Selection<T>> Selector<T, P> {
     /// # Errors
     /// As for [`Scanner::new`].
     pub fn new(device: &Device, predicate: P) -> Result<Self, Error> {
-        Self::with_options(device, predicate, ScanOptions::default())
+        Self::with_options(device, predicate, ScanOptions::select())
     }
 
     /// As [`Selector::new`], with `options`.

@@ -76,11 +76,11 @@ fn segmented_reduce_kernels_read_16_byte_vectors() {
 }
 
 #[test]
-fn selections_stage_tiles_with_cp_async_from_sm_80_and_scans_through_registers() {
-    // A run is 128 bytes, 8 vectors: one `cp.async` each (a selection on sm_80+) or one
-    // `ld.global.v4` each (scans everywhere, selections on sm_70), unrolled, for every
-    // place a tile is loaded. (`tile::load`'s docs say why scans do not use `cp.async`.)
-    let vectors = warpsafe::scan::device::RUN_BYTES / 16;
+fn tiles_are_staged_with_cp_async_from_sm_80_and_through_registers_on_sm_70() {
+    // A scan's run is 256 bytes, 16 vectors; a selection's 128 bytes, 8 vectors: one
+    // `cp.async` each on sm_80+, or one `ld.global.v4` each on sm_70 (in batches of 8),
+    // unrolled, for every place a tile is loaded (`tile::load`'s docs say why).
+    let scan_vectors = warpsafe::scan::device::RUN_BYTES / 16;
     let select_vectors = warpsafe::scan::select::run_bytes::<f32>() / 16;
     assert_eq!(select_vectors, warpsafe::scan::select::run_bytes::<f64>() / 16);
     let cp_async = "cp.async.cg.shared.global";
@@ -88,26 +88,20 @@ fn selections_stage_tiles_with_cp_async_from_sm_80_and_scans_through_registers()
     let vector_load = "ld.global.v4.b32";
     // (kernel, instruction, sm, at least, at most).
     let mut expected = Vec::new();
-    for kernel in
-        ["warpsafe_scan_sum_f32", "warpsafe_scan_max_f64", "warpsafe_scan_min_i32", "warpsafe_scan_sum_u64"]
+    let scans =
+        ["warpsafe_scan_sum_f32", "warpsafe_scan_max_f64", "warpsafe_scan_min_i32", "warpsafe_scan_sum_u64"];
+    let selections = ["warpsafe_select_less_f32", "warpsafe_select_greater_f64"];
+    for (kernel, vectors) in
+        scans.iter().map(|k| (k, scan_vectors)).chain(selections.iter().map(|k| (k, select_vectors)))
     {
-        for sm in [70, 80, 90] {
-            expected.extend([
-                (kernel, cp_async, sm, 0, 0),
-                (kernel, wait, sm, 0, 0),
-                (kernel, vector_load, sm, vectors, usize::MAX),
-            ]);
-        }
-    }
-    for kernel in ["warpsafe_select_less_f32", "warpsafe_select_greater_f64"] {
         expected.extend([
-            (kernel, cp_async, 70, 0, 0),
-            (kernel, wait, 70, 0, 0),
-            (kernel, vector_load, 70, select_vectors, usize::MAX),
-            (kernel, cp_async, 80, select_vectors, usize::MAX),
-            (kernel, wait, 80, 1, usize::MAX),
-            (kernel, cp_async, 90, select_vectors, usize::MAX),
-            (kernel, wait, 90, 1, usize::MAX),
+            (*kernel, cp_async, 70, 0, 0),
+            (*kernel, wait, 70, 0, 0),
+            (*kernel, vector_load, 70, vectors, usize::MAX),
+            (*kernel, cp_async, 80, vectors, usize::MAX),
+            (*kernel, wait, 80, 1, usize::MAX),
+            (*kernel, cp_async, 90, vectors, usize::MAX),
+            (*kernel, wait, 90, 1, usize::MAX),
         ]);
     }
     for (kernel, instruction, sm, at_least, at_most) in expected {

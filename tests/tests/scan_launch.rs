@@ -177,7 +177,7 @@ fn check_scan<T: Element, O: Scan<T>>(device: &Device, options: ScanOptions, lar
 fn builtin_scans_match_the_sequential_model() {
     for device in test_devices("builtin_scans") {
         let gpu = on_gpu(&device);
-        check_scan::<f32, Sum>(&device, ScanOptions::default(), false, "f32 sum");
+        check_scan::<f32, Sum>(&device, ScanOptions::scan(), false, "f32 sum");
         check_scan::<f32, Sum>(&device, SMALL_TILES, true, "f32 sum");
         check_scan::<i32, Sum>(&device, SMALL_TILES, true, "i32 sum");
         check_scan::<u64, Max>(&device, SMALL_TILES, gpu, "u64 max");
@@ -185,9 +185,9 @@ fn builtin_scans_match_the_sequential_model() {
         if gpu {
             macro_rules! every {
                 ($($t:ty),*) => {$(
-                    check_scan::<$t, Sum>(&device, ScanOptions::default(), true, concat!(stringify!($t), " sum"));
-                    check_scan::<$t, Min>(&device, ScanOptions::default(), true, concat!(stringify!($t), " min"));
-                    check_scan::<$t, Max>(&device, ScanOptions::default(), true, concat!(stringify!($t), " max"));
+                    check_scan::<$t, Sum>(&device, ScanOptions::scan(), true, concat!(stringify!($t), " sum"));
+                    check_scan::<$t, Min>(&device, ScanOptions::scan(), true, concat!(stringify!($t), " min"));
+                    check_scan::<$t, Max>(&device, ScanOptions::scan(), true, concat!(stringify!($t), " max"));
                 )*};
             }
             every!(f32, f64, i32, u32, i64, u64);
@@ -243,8 +243,8 @@ fn user_operators_that_do_not_commute_or_move_12_bytes() {
         check_scan::<Affine, Compose>(&device, SMALL_TILES, true, "affine maps (not commutative)");
         check_scan::<Triple, SumOfTriples>(&device, SMALL_TILES, true, "triples (12 bytes)");
         if on_gpu(&device) {
-            check_scan::<Affine, Compose>(&device, ScanOptions::default(), true, "affine maps");
-            check_scan::<Triple, SumOfTriples>(&device, ScanOptions::default(), true, "triples");
+            check_scan::<Affine, Compose>(&device, ScanOptions::scan(), true, "affine maps");
+            check_scan::<Triple, SumOfTriples>(&device, ScanOptions::scan(), true, "triples");
         }
     }
 }
@@ -302,7 +302,7 @@ fn float_scans_are_bit_identical_across_runs_schedules_and_backends() {
         }
         // The default tiles on a length of 2^22 + 1: 20 runs, one answer.
         let big: Vec<f32> = (0..(1 << 22) + 1).map(|_| rng.gen_range(-1.0f32..1.0)).collect();
-        let runs = float_sums(&device, &big, ScanOptions::default(), 20);
+        let runs = float_sums(&device, &big, ScanOptions::scan(), 20);
         assert!(runs.iter().all(|r| *r == runs[0]), "runs on the GPU differ");
     }
 }
@@ -387,11 +387,11 @@ fn selections_and_partitions_match_the_sequential_model() {
         // nearly all kept (the compaction's slots then run just behind the elements read).
         check_select::<u8, _>(&device, ByByteBelow(ByteBelow(128)), SMALL_TILES, true);
         check_select::<u8, _>(&device, ByByteBelow(ByteBelow(255)), SMALL_TILES, true);
-        check_select::<i64, _>(&device, GreaterThan(0i64), ScanOptions::default(), gpu);
+        check_select::<i64, _>(&device, GreaterThan(0i64), ScanOptions::select(), gpu);
         if gpu {
-            check_select::<f32, _>(&device, LessThan(0.0f32), ScanOptions::default(), true);
-            check_select::<f64, _>(&device, GreaterThan(10.0f64), ScanOptions::default(), true);
-            check_select::<u32, _>(&device, ByParity(Parity(0)), ScanOptions::default(), true);
+            check_select::<f32, _>(&device, LessThan(0.0f32), ScanOptions::select(), true);
+            check_select::<f64, _>(&device, GreaterThan(10.0f64), ScanOptions::select(), true);
+            check_select::<u32, _>(&device, ByParity(Parity(0)), ScanOptions::select(), true);
         }
     }
 }
@@ -448,8 +448,9 @@ fn bad_input_gets_typed_errors_and_nothing_is_written_out_of_bounds() {
         assert!(err.to_string().contains("multiple of 32"), "{err}");
         // A tile that would not fit 48 KiB of shared memory (the launch would fail).
         let err = Scanner::<u32, Sum>::with_options(&device, ScanOptions { block_threads: 512 }).unwrap_err();
-        assert!(err.to_string().contains("at most 352 threads"), "{err}");
-        // A selection's runs are 128 bytes too (at most 32 elements): the same limit.
+        assert!(err.to_string().contains("at most 160 threads"), "{err}");
+        Scanner::<u32, Sum>::with_options(&device, ScanOptions { block_threads: 160 }).unwrap();
+        // A selection's runs are 128 bytes (at most 32 elements): a larger limit.
         let err = Selector::with_options(&device, ByParity(Parity(1)), ScanOptions { block_threads: 512 })
             .unwrap_err();
         assert!(err.to_string().contains("at most 352 threads"), "{err}");

@@ -27,8 +27,9 @@ pub struct Args {
     pub algorithms: Vec<Algorithm>,
     /// Measure the copy ceiling (with CUB's program).
     pub copy: bool,
-    /// warpsafe's threads per block (`ScanOptions::block_threads`).
-    pub block_threads: u32,
+    /// warpsafe's threads per block (`ScanOptions::block_threads`), for scans and
+    /// selections alike; `None`: the library's defaults (`ScanOptions::scan`, `::select`).
+    pub block_threads: Option<u32>,
 }
 
 impl Args {
@@ -140,7 +141,7 @@ pub fn parse(argv: &[String]) -> Result<Args, clap::Error> {
     counts.dedup();
     Ok(Args {
         copy: !cli.no_copy && !common.emulator,
-        block_threads: cli.block_threads.unwrap_or(warpsafe::scan::device::BLOCK_THREADS),
+        block_threads: cli.block_threads,
         common,
         counts,
         huge: cli.huge,
@@ -171,8 +172,8 @@ mod tests {
         assert_eq!(a.common.plan, Plan::FULL);
         assert_eq!(a.common.cub, CubSource::Compile { nvcc: None });
         assert!(a.copy && !a.huge);
-        assert_eq!(a.block_threads, warpsafe::scan::device::BLOCK_THREADS);
-        assert_eq!(cli(&["--block-threads", "128"]).unwrap().block_threads, 128);
+        assert_eq!(a.block_threads, None);
+        assert_eq!(cli(&["--block-threads", "128"]).unwrap().block_threads, Some(128));
         assert!(cli(&["--block-threads", "1024"]).is_err());
         assert_eq!(a.counts_for(ElemType::I32), a.counts);
         assert_eq!(a.common.command_line, "scan-bench");

@@ -19,15 +19,27 @@ use crate::arch::WARP_SIZE;
 use crate::op::Operator;
 use crate::thread;
 
-/// The block size the host launches scans and selections with (any multiple of 32 up to
-/// 512 works).
-pub const BLOCK_THREADS: u32 = 256;
+/// The block size the host launches scans with by default (any multiple of 32 up to 512
+/// whose tile fits 48 KiB of shared memory works): 128 threads of 256-byte runs, a tile
+/// of 32 KiB.
+///
+/// What limits a large scan is how many tiles each SM holds while their blocks wait for
+/// the look-back (a block keeps its tile staged in shared memory until it knows its
+/// prefix). Tiles of 128 threads with 256-byte runs let 6 blocks share an SM's 228 KiB
+/// (192 KiB of tiles; at 76 registers, 6 blocks of 4 warps also fit the register file),
+/// where 256 threads of 128-byte runs held 4 blocks (128 KiB; 64 registers). Measured on
+/// an H100, 2026-11-26, sums at 2^28: `f32` 884 µs against 932, `f64` 1705 against 1804;
+/// 160 threads (5 blocks of 40 KiB): 911 and 1690; 96: 899 and 1773; 64: 913 and 1829.
+/// Small inputs lose a little (2^16 `f32`: 5.80 µs against 5.36): a thread folds twice
+/// as many elements.
+pub const BLOCK_THREADS: u32 = 128;
 
-/// Bytes of a thread's run in a scan: 128 (32 `f32`s). Half the look-backs per byte of
-/// 64-byte runs, at 64 registers instead of 48; measured on an H100 for f32 sums at 2^28
-/// elements: 933 µs, against 1135 µs with 64-byte runs (in an earlier build of the same
-/// staging).
-pub const RUN_BYTES: usize = 128;
+/// Bytes of a thread's run in a scan: 256 (64 `f32`s), staged with `cp.async` on sm_80+
+/// (no register holds a vector on its way to shared memory, so a run's length costs no
+/// registers). Earlier measurements on an H100 for `f32` sums at 2^28: 64-byte runs
+/// 1135 µs, 128-byte runs 933 µs (fewer look-backs per byte), 256-byte runs with blocks
+/// of 128 threads 884 µs ([`BLOCK_THREADS`]).
+pub const RUN_BYTES: usize = 256;
 
 /// Elements each thread of a scan over `T` holds.
 pub const fn items_per_thread<T>() -> usize {
@@ -84,7 +96,7 @@ pub unsafe fn scan<T: Pod, Op: Operator<T>, S: TileStatus<T>, const ITEMS: usize
     let first = segment_start::<ITEMS>(tile);
     // SAFETY: every lane of the (full) warp, the warp's stage; the input holds `len`
     // elements and only this warp touches this segment.
-    unsafe { tile::load::<T, ITEMS, false>(input, first, len, op.identity(), stage) };
+    unsafe { tile::load::<T, ITEMS>(input, first, len, op.identity(), stage) };
     let mut total = op.identity();
     // SAFETY: the lane's own run, staged by `load` (which ends with a warp barrier).
     unsafe { stage.visit_run::<ITEMS>(|x| total = op.combine(total, x)) };

@@ -31,7 +31,7 @@ use bytemuck::{Pod, Zeroable};
 
 use core::mem::size_of;
 
-use super::device::{segment_start, RUN_BYTES as SCAN_RUN_BYTES};
+use super::device::segment_start;
 use super::lookback::{self, TileStatus};
 use super::tile::{self, Stage};
 use crate::arch::{FULL_MASK, WARP_SIZE};
@@ -82,17 +82,23 @@ impl<T: PartialOrd + Copy> Predicate<T> for GreaterThan<T> {
     }
 }
 
-/// Bytes of a thread's run in a selection of `T`: 128 (32 `f32`s, as a scan's runs), but
+/// The block size the host launches selections with by default (any multiple of 32 up to
+/// 512 whose tile fits 48 KiB of shared memory works).
+pub const BLOCK_THREADS: u32 = 256;
+
+/// Bytes of a thread's run in a selection of `T`: 128 (32 `f32`s), but
 /// at most [`MAX_ITEMS`] = 32 elements (so 32 bytes of `u8`, 64 of `u16`). The
 /// compaction holds one element at a time, so a longer run costs no registers, and it
 /// halves the look-backs per byte. (With the blocked compaction, which held the run,
 /// 128-byte runs were slower: 2088 µs at 2^28 `f32`s against 1650 µs with 64 on an H100.)
 pub const fn run_bytes<T>() -> usize {
+    /// The most bytes of a run: 128.
+    const RUN_BYTES: usize = 128;
     let most = MAX_ITEMS * size_of::<T>();
-    if most < SCAN_RUN_BYTES {
+    if most < RUN_BYTES {
         most
     } else {
-        SCAN_RUN_BYTES
+        RUN_BYTES
     }
 }
 
@@ -178,7 +184,7 @@ pub unsafe fn select<T: Pod, P: Predicate<T>, S: TileStatus<u64>, const ITEMS: u
     };
     // SAFETY: every lane of the (full) warp, the warp's stage; the input holds `len`
     // elements, not written during the launch.
-    unsafe { tile::load::<T, ITEMS, true>(input, segment, len, T::zeroed(), stage) };
+    unsafe { tile::load::<T, ITEMS>(input, segment, len, T::zeroed(), stage) };
     let keep = if flagged {
         flag_mask
     } else {

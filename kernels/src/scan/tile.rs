@@ -10,12 +10,11 @@
 //! - global ↔ shared in *striped* order: lane `l` moves 16-byte vectors `l`, `l + 32`,
 //!   `l + 64`, ... of the segment, so each instruction of the warp covers 512 contiguous
 //!   bytes; stores are `st.global.v4.b32`. Loads go through the coherent path (never the
-//!   read-only cache: an in-place scan writes the elements it read): as
-//!   `ld.global.v4.b32` into registers, all of a lane's issued before any is stored to
-//!   shared memory (which takes 4 registers per vector in flight), or, where the caller
-//!   asks for it ([`load`]'s `ASYNC_COPY`: selections) on sm_80+ and the emulator, as
-//!   `cp.async.cg.shared.global` of 16 bytes each, global to shared with no register in
-//!   between, all of a lane's in flight before one `cp.async.wait_all`;
+//!   read-only cache: an in-place scan writes the elements it read): on sm_80+ and the
+//!   emulator as `cp.async.cg.shared.global` of 16 bytes each, global to shared with no
+//!   register in between, all of a lane's in flight before one `cp.async.wait_all`; on
+//!   sm_70 as `ld.global.v4.b32` into registers, up to 8 of a lane's issued before they
+//!   are stored to shared memory (4 registers per vector in flight);
 //! - shared ↔ registers in blocked order: lane `l` moves its own run's vectors;
 //! - a `bar.warp.sync` between the two, since lanes exchange data.
 //!
@@ -43,8 +42,12 @@ use crate::warp as raw;
 /// The width of one vector access.
 const VECTOR_BYTES: usize = 16;
 
-/// The most vectors a run may hold (128 bytes).
-const MAX_VECTORS_PER_RUN: usize = 8;
+/// The most vectors a run may hold (256 bytes).
+const MAX_VECTORS_PER_RUN: usize = 16;
+
+/// The most vectors a lane holds in registers at once when a segment moves through
+/// registers (32 registers): a longer run moves in batches of this many.
+const VECTORS_IN_REGISTERS: usize = 8;
 
 /// Elements of `T` in a run of `run_bytes` bytes (at least one): with 64 bytes, 16 `f32`s
 /// or 8 `f64`s.
@@ -260,12 +263,13 @@ impl<T: Pod> Stage<T> {
 /// (elements past `len` are `fill`) into its staging, ending with a warp barrier: then each
 /// lane may read its run ([`Stage::visit_run`]).
 ///
-/// With `ASYNC_COPY`, on sm_80+ (and the emulator) the vectors of a whole segment move
-/// with `cp.async`, global to shared with no register between; otherwise through
-/// registers. Measured on an H100 (2026-11-26): a selection is faster with it (`f64`
-/// select-if at 2^28: 1699 µs against 1868), a scan slower (`f64` inclusive sum at 2^28:
-/// 2042 µs against 1802, its kernel at 66 registers instead of 64: 3 blocks per SM
-/// instead of 4), so selections ask for it and scans do not.
+/// On sm_80+ (and the emulator) the vectors of a whole segment move with `cp.async`,
+/// global to shared with no register between; on sm_70 through registers, 8 vectors at
+/// a time. Measured on an H100 (2026-11-26): a selection is faster with it (`f64`
+/// select-if at 2^28: 1699 µs against 1868); a scan's 256-byte runs would need 64
+/// registers for its vectors in flight through registers (with 128-byte runs in blocks
+/// of 256 threads `cp.async` had made scans slower: 66 registers instead of 64, 3 blocks
+/// per SM instead of 4; `super::device::BLOCK_THREADS` has the numbers since).
 ///
 /// # Safety
 /// - Called by every lane of a full warp, each with the same `first`; the stage is the
@@ -273,7 +277,7 @@ impl<T: Pod> Stage<T> {
 /// - `data` is valid for reads of `len` elements, aligned for `T`, and no other thread
 ///   writes the segment during the call.
 #[inline(always)]
-pub unsafe fn load<T: Pod, const ITEMS: usize, const ASYNC_COPY: bool>(
+pub unsafe fn load<T: Pod, const ITEMS: usize>(
     data: *const T,
     first: u64,
     len: u64,
@@ -288,7 +292,7 @@ pub unsafe fn load<T: Pod, const ITEMS: usize, const ASYNC_COPY: bool>(
         let per_vector = VECTOR_BYTES / size;
         let aligned = (data as usize).is_multiple_of(VECTOR_BYTES);
         let slot = |g: usize| vector_slot(vectors, (g / vectors) as u32, g % vectors);
-        let async_copy = ASYNC_COPY && cfg!(any(target_feature = "sm_80", not(target_arch = "nvptx64")));
+        let async_copy = cfg!(any(target_feature = "sm_80", not(target_arch = "nvptx64")));
         if whole && aligned && async_copy {
             // sm_80+ (and the emulator): each vector straight from global to shared memory
             // with `cp.async`, no register holding it; all in flight together, then one
@@ -314,25 +318,35 @@ pub unsafe fn load<T: Pod, const ITEMS: usize, const ASYNC_COPY: bool>(
                 arch::copy_async_wait_all();
             }
         } else if whole && aligned {
-            // Through registers: every load first (in flight together), then the stores
-            // to shared memory. (A short loop body with constant bounds: unrolled, the
-            // array in registers.)
-            let mut loaded = [[0u32; 4]; MAX_VECTORS_PER_RUN];
-            #[allow(clippy::needless_range_loop)]
-            for v in 0..vectors {
-                let g = v * WARP_SIZE as usize + lane;
-                // SAFETY: vector g of the segment: in bounds (whole), 16-byte aligned
-                // (the base is, and a segment is a whole number of vectors); only this
-                // warp touches the segment.
-                loaded[v] = unsafe { arch::load_global_16(data.add(first as usize + g * per_vector).cast()) };
-            }
-            #[allow(clippy::needless_range_loop)]
-            for v in 0..vectors {
-                // SAFETY: in bounds (32 runs of `vectors` vectors); each slot is written
-                // by one lane, and read after the warp barrier below.
-                unsafe {
-                    stage.vectors.write_unchecked(slot(v * WARP_SIZE as usize + lane), Vector(loaded[v]))
+            // sm_70: through registers, in batches of up to 8 vectors: a batch's loads
+            // first (in flight together), then its stores to shared memory. (Short loop
+            // bodies with constant bounds: unrolled, the array in registers.)
+            let mut loaded = [[0u32; 4]; VECTORS_IN_REGISTERS];
+            for batch in (0..vectors).step_by(VECTORS_IN_REGISTERS) {
+                let count = if vectors - batch < VECTORS_IN_REGISTERS {
+                    vectors - batch
+                } else {
+                    VECTORS_IN_REGISTERS
                 };
+                #[allow(clippy::needless_range_loop)]
+                for v in 0..count {
+                    let g = (batch + v) * WARP_SIZE as usize + lane;
+                    // SAFETY: vector g of the segment: in bounds (whole), 16-byte aligned
+                    // (the base is, and a segment is a whole number of vectors); only this
+                    // warp touches the segment.
+                    loaded[v] =
+                        unsafe { arch::load_global_16(data.add(first as usize + g * per_vector).cast()) };
+                }
+                #[allow(clippy::needless_range_loop)]
+                for v in 0..count {
+                    // SAFETY: in bounds (32 runs of `vectors` vectors); each slot is written
+                    // by one lane, and read after the warp barrier below.
+                    unsafe {
+                        stage
+                            .vectors
+                            .write_unchecked(slot((batch + v) * WARP_SIZE as usize + lane), Vector(loaded[v]))
+                    };
+                }
             }
         } else {
             // The tile that ends past the input (or a misaligned one): element by element.
@@ -387,18 +401,30 @@ pub unsafe fn store<T: Pod, const ITEMS: usize>(data: *mut T, first: u64, len: u
             && (data as usize).is_multiple_of(VECTOR_BYTES);
         let slot = |g: usize| vector_slot(vectors, (g / vectors) as u32, g % vectors);
         if whole {
-            let mut staged = [[0u32; 4]; MAX_VECTORS_PER_RUN];
-            #[allow(clippy::needless_range_loop)] // constant bounds: unrolled, in registers
-            for v in 0..vectors {
-                // SAFETY: written before the warp barrier; in bounds.
-                staged[v] = unsafe { stage.vectors.read_unchecked(slot(v * WARP_SIZE as usize + lane)) }.0;
-            }
-            #[allow(clippy::needless_range_loop)]
-            for v in 0..vectors {
-                let g = v * WARP_SIZE as usize + lane;
-                // SAFETY: vector g of the segment: in bounds and aligned, as in `load`; only
-                // this warp touches the segment.
-                unsafe { arch::store_global_16(data.add(first as usize + g * per_vector).cast(), staged[v]) };
+            let mut staged = [[0u32; 4]; VECTORS_IN_REGISTERS];
+            for batch in (0..vectors).step_by(VECTORS_IN_REGISTERS) {
+                let count = if vectors - batch < VECTORS_IN_REGISTERS {
+                    vectors - batch
+                } else {
+                    VECTORS_IN_REGISTERS
+                };
+                #[allow(clippy::needless_range_loop)] // constant bounds: unrolled, in registers
+                for v in 0..count {
+                    // SAFETY: written before the warp barrier; in bounds.
+                    staged[v] = unsafe {
+                        stage.vectors.read_unchecked(slot((batch + v) * WARP_SIZE as usize + lane))
+                    }
+                    .0;
+                }
+                #[allow(clippy::needless_range_loop)]
+                for v in 0..count {
+                    let g = (batch + v) * WARP_SIZE as usize + lane;
+                    // SAFETY: vector g of the segment: in bounds and aligned, as in `load`;
+                    // only this warp touches the segment.
+                    unsafe {
+                        arch::store_global_16(data.add(first as usize + g * per_vector).cast(), staged[v])
+                    };
+                }
             }
         } else {
             for v in 0..vectors {

@@ -138,11 +138,13 @@ where
     LessThan<T>: Selection<T>,
 {
     let ty = T::TYPE;
-    let options = ScanOptions { block_threads: ctx.args.block_threads };
+    let chosen = |default: ScanOptions| {
+        ctx.args.block_threads.map_or(default, |block_threads| ScanOptions { block_threads })
+    };
     let mut calls = Calls {
-        scanner: Scanner::<T, Sum>::with_options(&ctx.s.device, options)
+        scanner: Scanner::<T, Sum>::with_options(&ctx.s.device, chosen(ScanOptions::scan()))
             .with_context(|| format!("Scanner<{ty}, Sum>"))?,
-        selector: Selector::with_options(&ctx.s.device, LessThan(T::MIDPOINT), options)
+        selector: Selector::with_options(&ctx.s.device, LessThan(T::MIDPOINT), chosen(ScanOptions::select()))
             .with_context(|| format!("Selector<{ty}, LessThan>"))?,
     };
     for n in ctx.args.counts_for(ty) {

@@ -23,8 +23,10 @@
 //! so that the 8 lanes of each phase of a blocked 16-byte access hit 8 different groups of
 //! four banks: conflict-free both ways.
 //!
-//! Types whose size does not divide 16 and the tile that ends past the input move one
-//! element at a time (striped, with a bound check), through the same staging.
+//! Types whose size does not divide 16 move one element at a time (striped, with a bound
+//! check), through the same staging; so does, in the tile that ends past the input, the
+//! one vector of a lane that crosses the end (the vectors before it move whole, those
+//! after it are filled).
 //!
 //! Because the staging holds the tile, a thread never holds its whole run in registers:
 //! it reads it a vector at a time when it needs it ([`Stage::visit_run`],
@@ -292,32 +294,47 @@ pub unsafe fn load<T: Pod, const ITEMS: usize>(
         let per_vector = VECTOR_BYTES / size;
         let aligned = (data as usize).is_multiple_of(VECTOR_BYTES);
         let slot = |g: usize| vector_slot(vectors, (g / vectors) as u32, g % vectors);
+        // Vector g lies wholly inside `data[..len]` (always, in a whole segment).
+        let inside = |g: usize| whole || first + ((g + 1) * per_vector) as u64 <= len;
         let async_copy = cfg!(any(target_feature = "sm_80", not(target_arch = "nvptx64")));
-        if whole && aligned && async_copy {
-            // sm_80+ (and the emulator): each vector straight from global to shared memory
-            // with `cp.async`, no register holding it; all in flight together, then one
-            // wait before the warp barrier below makes them visible to the other lanes.
+        if aligned && async_copy {
+            // sm_80+ (and the emulator): each vector inside the input straight from global
+            // to shared memory with `cp.async`, no register holding it; all in flight
+            // together, then one wait before the warp barrier below makes them visible to
+            // the other lanes.
             #[cfg(any(target_feature = "sm_80", not(target_arch = "nvptx64")))]
             {
-                for v in 0..vectors {
-                    let g = v * WARP_SIZE as usize + lane;
+                let copy = |g: usize| {
                     // SAFETY: the destination is slot(g) of the warp's staging: in bounds
                     // (32 runs of `vectors` vectors), 16-byte aligned (the staging is, and
                     // slots are 16 bytes), written by this lane only and read by others
                     // after the wait and the warp barrier below. The source is vector g of
-                    // the segment: in bounds (whole), 16-byte aligned (the base is, and a
-                    // segment is a whole number of vectors); only this warp touches the
-                    // segment, and nothing writes it during the call.
+                    // the segment, inside `data[..len]` (callers below), 16-byte aligned
+                    // (the base is, and a segment is a whole number of vectors); only this
+                    // warp touches the segment, and nothing writes it during the call.
                     unsafe {
                         arch::copy_async_16(
                             stage.vectors.as_mut_ptr().add(slot(g)).cast(),
                             data.add(first as usize + g * per_vector).cast(),
                         )
-                    };
+                    }
+                };
+                // A whole segment in one unrolled sequence; a partial one vector by vector.
+                if whole {
+                    for v in 0..vectors {
+                        copy(v * WARP_SIZE as usize + lane);
+                    }
+                } else {
+                    for v in 0..vectors {
+                        let g = v * WARP_SIZE as usize + lane;
+                        if inside(g) {
+                            copy(g);
+                        }
+                    }
                 }
                 arch::copy_async_wait_all();
             }
-        } else if whole && aligned {
+        } else if aligned {
             // sm_70: through registers, in batches of up to 8 vectors: a batch's loads
             // first (in flight together), then its stores to shared memory. (Short loop
             // bodies with constant bounds: unrolled, the array in registers.)
@@ -331,27 +348,34 @@ pub unsafe fn load<T: Pod, const ITEMS: usize>(
                 #[allow(clippy::needless_range_loop)]
                 for v in 0..count {
                     let g = (batch + v) * WARP_SIZE as usize + lane;
-                    // SAFETY: vector g of the segment: in bounds (whole), 16-byte aligned
-                    // (the base is, and a segment is a whole number of vectors); only this
-                    // warp touches the segment.
-                    loaded[v] =
-                        unsafe { arch::load_global_16(data.add(first as usize + g * per_vector).cast()) };
+                    if inside(g) {
+                        // SAFETY: vector g of the segment: inside `data[..len]`, 16-byte
+                        // aligned (the base is, and a segment is a whole number of
+                        // vectors); only this warp touches the segment.
+                        loaded[v] =
+                            unsafe { arch::load_global_16(data.add(first as usize + g * per_vector).cast()) };
+                    }
                 }
                 #[allow(clippy::needless_range_loop)]
                 for v in 0..count {
-                    // SAFETY: in bounds (32 runs of `vectors` vectors); each slot is written
-                    // by one lane, and read after the warp barrier below.
-                    unsafe {
-                        stage
-                            .vectors
-                            .write_unchecked(slot((batch + v) * WARP_SIZE as usize + lane), Vector(loaded[v]))
-                    };
+                    let g = (batch + v) * WARP_SIZE as usize + lane;
+                    if inside(g) {
+                        // SAFETY: in bounds (32 runs of `vectors` vectors); each slot is
+                        // written by one lane, and read after the warp barrier below.
+                        unsafe { stage.vectors.write_unchecked(slot(g), Vector(loaded[v])) };
+                    }
                 }
             }
-        } else {
-            // The tile that ends past the input (or a misaligned one): element by element.
+        }
+        if !(whole && aligned) {
+            // The vectors not moved above (the one that crosses the end of the input, those
+            // past it, or all of a misaligned segment): element by element, `fill` past
+            // the end.
             for v in 0..vectors {
                 let g = v * WARP_SIZE as usize + lane;
+                if aligned && inside(g) {
+                    continue;
+                }
                 let mut vector = Vector([0; 4]);
                 for k in 0..per_vector {
                     let index = first + (g * per_vector + k) as u64;
@@ -359,7 +383,8 @@ pub unsafe fn load<T: Pod, const ITEMS: usize>(
                     let value = if index < len { unsafe { data.add(index as usize).read() } } else { fill };
                     vector.set_element(k, value);
                 }
-                // SAFETY: as above.
+                // SAFETY: in bounds (32 runs of `vectors` vectors); one writer per slot,
+                // read after the warp barrier below.
                 unsafe { stage.vectors.write_unchecked(slot(g), vector) };
             }
         }
@@ -397,10 +422,14 @@ pub unsafe fn store<T: Pod, const ITEMS: usize>(data: *mut T, first: u64, len: u
     if vectors > 0 {
         let size = size_of::<T>();
         let per_vector = VECTOR_BYTES / size;
-        let whole = first + (WARP_SIZE as usize * ITEMS) as u64 <= len
-            && (data as usize).is_multiple_of(VECTOR_BYTES);
+        let whole = first + (WARP_SIZE as usize * ITEMS) as u64 <= len;
+        let aligned = (data as usize).is_multiple_of(VECTOR_BYTES);
+        // Vector g lies wholly inside `data[..len]` (always, in a whole segment).
+        let inside = |g: usize| whole || first + ((g + 1) * per_vector) as u64 <= len;
         let slot = |g: usize| vector_slot(vectors, (g / vectors) as u32, g % vectors);
-        if whole {
+        if whole && aligned {
+            // In batches of up to 8 vectors: a batch's reads from shared memory, then its
+            // stores. (Constant bounds: unrolled, the array in registers.)
             let mut staged = [[0u32; 4]; VECTORS_IN_REGISTERS];
             for batch in (0..vectors).step_by(VECTORS_IN_REGISTERS) {
                 let count = if vectors - batch < VECTORS_IN_REGISTERS {
@@ -408,7 +437,7 @@ pub unsafe fn store<T: Pod, const ITEMS: usize>(data: *mut T, first: u64, len: u
                 } else {
                     VECTORS_IN_REGISTERS
                 };
-                #[allow(clippy::needless_range_loop)] // constant bounds: unrolled, in registers
+                #[allow(clippy::needless_range_loop)]
                 for v in 0..count {
                     // SAFETY: written before the warp barrier; in bounds.
                     staged[v] = unsafe {
@@ -431,11 +460,21 @@ pub unsafe fn store<T: Pod, const ITEMS: usize>(data: *mut T, first: u64, len: u
                 let g = v * WARP_SIZE as usize + lane;
                 // SAFETY: written before the warp barrier; in bounds.
                 let vector = unsafe { stage.vectors.read_unchecked(slot(g)) };
-                for k in 0..per_vector {
-                    let index = first + (g * per_vector + k) as u64;
-                    if index < len {
-                        // SAFETY: index < len.
-                        unsafe { data.add(index as usize).write(vector.element(k)) };
+                if aligned && inside(g) {
+                    // SAFETY: vector g of the segment: inside `data[..len]` and aligned, as
+                    // in `load`; only this warp touches the segment.
+                    unsafe {
+                        arch::store_global_16(data.add(first as usize + g * per_vector).cast(), vector.0)
+                    };
+                } else {
+                    // The vector that crosses the end of the input (or a misaligned
+                    // segment's): element by element, dropping those past the end.
+                    for k in 0..per_vector {
+                        let index = first + (g * per_vector + k) as u64;
+                        if index < len {
+                            // SAFETY: index < len.
+                            unsafe { data.add(index as usize).write(vector.element(k)) };
+                        }
                     }
                 }
             }

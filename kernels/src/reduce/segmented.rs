@@ -86,8 +86,8 @@
 //! *Sizes.* `ITEMS` ([`merge_items`]): 12 for 4-byte types, 8 for 8-byte ones. A tile of
 //! `f32` is 3072 items, about 11 KiB of elements for the power-law mix (13 elements per
 //! segment: 93 % elements) plus its offsets, staged with 3 or 4 16-byte loads in flight
-//! per thread; with 37.7 KB of shared memory and 64 registers an H100 holds 4 such blocks
-//! per SM, about 45 KiB of loads in flight per SM or 6 MB over 132 SMs, well above the
+//! per thread; with 37.5 KB of shared memory and 74 registers (`ptxas -v`, sm_90) an H100 holds 3
+//! such blocks per SM, about 34 KiB of loads in flight per SM or 4.5 MB over 132 SMs, above the
 //! ~2.5 MB that 3.3 TB/s needs at ~0.75 µs of latency. The cost per item is a few shared
 //! loads and one combine in each pass, independent of segment lengths.
 //!
@@ -1103,7 +1103,7 @@ const fn merge_scratch_at<T>() -> usize {
 }
 
 /// Dynamic shared memory, in bytes, of [`merge_tiles`] over `T`: the tile's offsets, its
-/// elements and the scratch of the block's segmented scan (37.7 KB for `f32`, 33.6 KB for
+/// elements and the scratch of the block's segmented scan (37.5 KB for `f32`, 33.8 KB for
 /// `f64`). [`merge_starts`] needs none, [`merge_fixup`] [`shared_bytes`]`::<T>()`.
 pub const fn merge_shared_bytes<T>() -> usize {
     merge_scratch_at::<T>() + block::SCRATCH_LEN * size_of::<Carry<T>>()

@@ -27,6 +27,7 @@
 //! | warp | [`tile_per_segment`]`::<_, _, 32>` | a whole warp |
 //! | block | [`block_per_segment`] | a whole block, combined with [`block::reduce`] |
 //! | balanced | [`balanced_batches`], then [`balanced_chunks`] | by the segment's own length: its lane (tiny), a tile of 4 (short), a warp (medium), or chunks of it spread over every block and folded by a ticket protocol (long) |
+//! | merge path (offsets only) | [`merge_starts`], [`merge_tiles`], then [`merge_fixup`] | whichever threads its elements fall to in equal tiles of the merge of elements and segment ends (below) |
 //!
 //! Workers take segments `w`, `w + workers`, `w + 2 workers`, ... (grid-stride), so any
 //! grid size covers any segment count. The balanced strategy is for offsets whose lengths
@@ -36,6 +37,69 @@
 //! neighbouring offsets at once) and cuts segments longer than [`LONG_SEGMENT_BYTES`]
 //! into chunks of [`CHUNK_BYTES`] that all blocks share ([`LongSegments`] describes the
 //! hand-off and its memory-ordering argument).
+//!
+//! # The merge-path strategy
+//! Merrill and Garland's merge-based decomposition of CSR, for offsets. Think of the merge
+//! of two sorted lists, the element indices `0 .. n` (relative to `base = offsets[0]`,
+//! `n = offsets[S] - base`) and the `S` segment ends `offsets[1 ..= S] - base`. Merge item
+//! `d` at coordinate `(i, j)` (`i + j = d`: `i` elements and `j` ends consumed so far) is
+//! *close segment `j`* when `offsets[j + 1] <= base + i` (every element below the end was
+//! consumed: ties close first), else *consume element `i`*, which belongs to segment `j`.
+//! Empty segments are consecutive closes. The merge has `n + S` items, cut into tiles of
+//! `D = BLOCK_THREADS * ITEMS` ([`merge_tile_items`]); the work of a tile is `D` items
+//! whatever the lengths: a huge segment is many tiles of elements, a flood of empty ones
+//! many tiles of closes.
+//!
+//! - [`merge_starts`]: one thread per tile boundary finds the tile's start `(i, j)` on its
+//!   diagonal `d = t D` by a binary search over the offsets in global memory (the largest
+//!   `j` with `offsets[j] <= base + d - j`, in `max(0, d - n) ..= min(d, S)`).
+//! - [`merge_tiles`]: a block per tile stages the tile's offsets (at most `D + 1`) and
+//!   elements (16-byte vectors) in shared memory; each thread searches its own start on
+//!   diagonal `rank * ITEMS` of the tile in shared memory and walks its `ITEMS` items
+//!   twice. Pass 1: the partial of the segment open at its end and whether it closed one.
+//!   A block-wide exclusive *segmented* scan of those pairs (the `Carry` operator `a ⊕ b =
+//!   b` if `b` closed one, else `(a.partial ⊕ b.partial, a.closed)`, with
+//!   [`block::exclusive_scan`], in rank order) gives each thread the partial of the
+//!   segment open at its start. Pass 2 continues it and writes each closed segment's
+//!   result to `out[j]`, except the tile's first closed segment when it began in an
+//!   earlier tile: that partial goes to `heads[t]`. The partial of the segment open at the
+//!   tile's end goes to `tails[t]`.
+//! - [`merge_fixup`]: for each tile `t` whose first closed segment `s` began in an earlier
+//!   tile `k`, `out[s] = tails[k] ⊕ tails[k + 1] ⊕ ... ⊕ tails[t - 1] ⊕ heads[t]`, folded
+//!   by a block in a fixed order (a segment of `N / 16` elements spans thousands of tiles).
+//!
+//! *Order.* Inside a tile, a segment's elements are folded by consecutive threads, each
+//! over consecutive items; the segmented scan combines threads in rank order, so a
+//! segment's partial in a tile is its elements in index order. Across tiles, `tails[k]`
+//! holds the segment's first elements, `tails[k + 1 .. t]` the following whole tiles and
+//! `heads[t]` its last ones, combined left to right: operators need not commute. The tile
+//! and thread split depends only on the offsets and `D` (a function of `T`), never on
+//! the grid or timing, so float results are the same bits on every run, seed,
+//! resident-block count and backend.
+//!
+//! *Memory order.* Each launch reads only what an earlier launch on the same stream wrote
+//! (the starts, then the heads and tails) with plain loads and stores: the kernel
+//! boundary orders every write of one launch before every read of the next, so no fence
+//! or atomic is needed. Inside [`merge_tiles`] the staging is written before a block
+//! barrier and read after it, and rewritten for the next tile only after another.
+//!
+//! *Sizes.* `ITEMS` ([`merge_items`]): 12 for 4-byte types, 8 for 8-byte ones. A tile of
+//! `f32` is 3072 items, about 11 KiB of elements for the power-law mix (13 elements per
+//! segment: 93 % elements) plus its offsets, staged with 3 or 4 16-byte loads in flight
+//! per thread; with 37.5 KB of shared memory and 74 registers (`ptxas -v`, sm_90) an H100 holds 3
+//! such blocks per SM, about 34 KiB of loads in flight per SM or 4.5 MB over 132 SMs, above the
+//! ~2.5 MB that 3.3 TB/s needs at ~0.75 µs of latency. The cost per item is a few shared
+//! loads and one combine in each pass, independent of segment lengths.
+//!
+//! *Bad offsets.* Then the merge order means nothing, but every index is clamped: `base`
+//! and `n` to the input, a coordinate's `i` to `0 ..= n` and `j` to `0 ..= S`, every walk
+//! to `ITEMS` steps inside its tile's bounds, every search to its range. Each tile checks
+//! the pairs `offsets[k], offsets[k + 1]` of the segments it closes (together the tiles
+//! check every segment), and a tile whose starts do not grow by at most a tile (only bad
+//! offsets do that) records an error and does nothing else. Bad offsets are recorded in
+//! the error word (the lowest bad pair a tile sees); the host's waiting call then reruns
+//! the call with the balanced strategy, which reduces the good segments, gives the bad
+//! ones the identity and names the lowest bad one.
 //!
 //! # Which rank reads what, and the order of combination
 //! Inside one segment, `r` ranks (lanes of the tile, threads of the block) share the
@@ -986,6 +1050,595 @@ unsafe fn fold_partials<T: Pod, Op: Operator<T>>(
     unsafe { block::reduce(scratch, acc, op) }
 }
 
+// ---------------------------------------------------------------------------------------
+// The merge-path strategy
+// ---------------------------------------------------------------------------------------
+
+/// Merge items per thread of the merge-path strategy's tiles over `T` ([`merge_tiles`]):
+/// 12 for elements of up to 4 bytes, 8 up to 8 bytes, 4 up to 16, else 2 (module docs,
+/// "The merge-path strategy", for the reasoning).
+pub const fn merge_items<T>() -> usize {
+    let size = size_of::<T>();
+    if size <= 4 {
+        12
+    } else if size <= 8 {
+        8
+    } else if size <= 16 {
+        4
+    } else {
+        2
+    }
+}
+
+/// Merge items of one tile of the merge-path strategy over `T`: [`BLOCK_THREADS`] times
+/// [`merge_items`] (3072 for `f32`, 2048 for `f64`).
+pub const fn merge_tile_items<T>() -> u64 {
+    BLOCK_THREADS as u64 * merge_items::<T>() as u64
+}
+
+/// `bytes` rounded up to a multiple of 16.
+const fn round_up_16(bytes: usize) -> usize {
+    bytes.div_ceil(16) * 16
+}
+
+/// Offsets one tile of [`merge_tiles`] stages: at most a tile's items plus one.
+const fn merge_offset_slots<T>() -> usize {
+    merge_tile_items::<T>() as usize + 1
+}
+
+/// Element slots of one tile's staging: a tile's items plus room for the part of the
+/// first and last 16-byte vector outside the tile.
+const fn merge_element_slots<T>() -> usize {
+    merge_tile_items::<T>() as usize + 2 * grid::VECTOR_BYTES
+}
+
+/// Byte offset of the staged elements in [`merge_tiles`]' dynamic shared memory.
+const fn merge_elements_at<T>() -> usize {
+    round_up_16(merge_offset_slots::<T>() * size_of::<u64>())
+}
+
+/// Byte offset of the segmented scan's scratch in [`merge_tiles`]' dynamic shared memory.
+const fn merge_scratch_at<T>() -> usize {
+    merge_elements_at::<T>() + round_up_16(merge_element_slots::<T>() * size_of::<T>())
+}
+
+/// Dynamic shared memory, in bytes, of [`merge_tiles`] over `T`: the tile's offsets, its
+/// elements and the scratch of the block's segmented scan (37.5 KB for `f32`, 33.8 KB for
+/// `f64`). [`merge_starts`] needs none, [`merge_fixup`] [`shared_bytes`]`::<T>()`.
+pub const fn merge_shared_bytes<T>() -> usize {
+    merge_scratch_at::<T>() + block::SCRATCH_LEN * size_of::<Carry<T>>()
+}
+
+/// What a thread hands to the next ones in [`merge_tiles`]' segmented scan: the partial of
+/// the segment open at its end and whether it closed any segment. Packed, so that it has
+/// no padding for any `T` (it moves through shuffles word by word, and through shared
+/// memory by value).
+#[derive(Clone, Copy)]
+#[repr(C, packed)]
+struct Carry<T> {
+    partial: T,
+    closed: u32,
+}
+
+// SAFETY: `repr(C, packed)` over two `Pod` fields: no padding, every bit pattern valid,
+// zero included.
+unsafe impl<T: Pod> bytemuck::Zeroable for Carry<T> {}
+// SAFETY: as above (`T: Pod` is `Copy + 'static`).
+unsafe impl<T: Pod> Pod for Carry<T> {}
+
+/// The segmented scan's operator over [`Carry`]: `a ⊕ b` is `b` when `b` closed a segment
+/// (what came before `b`'s last close belongs to closed segments), else `a`'s partial
+/// combined with `b`'s, closed when `a` closed. Associative whenever `Op` is, and it keeps
+/// `Op`'s operand order.
+#[derive(Clone, Copy)]
+struct CarryOp<Op>(Op);
+
+impl<T: Pod, Op: Operator<T>> Operator<Carry<T>> for CarryOp<Op> {
+    #[inline(always)]
+    fn identity(self) -> Carry<T> {
+        Carry { partial: self.0.identity(), closed: 0 }
+    }
+
+    #[inline(always)]
+    fn combine(self, a: Carry<T>, b: Carry<T>) -> Carry<T> {
+        if b.closed != 0 {
+            b
+        } else {
+            Carry { partial: self.0.combine(a.partial, b.partial), closed: a.closed }
+        }
+    }
+}
+
+/// The merge-path strategy's scratch, owned by the host: `starts[t]` for `t` in
+/// `0..=tiles` (tile `t`'s start coordinate: the segment ends consumed before merge item
+/// `t * D`, written by [`merge_starts`]), and per tile `heads[t]` and `tails[t]` (written
+/// by [`merge_tiles`], read by [`merge_fixup`]; module docs).
+#[derive(Clone, Copy)]
+pub struct MergeTiles<T> {
+    starts: *mut u64,
+    heads: *mut T,
+    tails: *mut T,
+    tiles: u64,
+}
+
+impl<T: Pod> MergeTiles<T> {
+    /// The scratch of one merge-path launch triple.
+    ///
+    /// # Safety
+    /// `starts` holds `tiles + 1` `u64`s, `heads` and `tails` `tiles` `T`s each, all valid,
+    /// aligned global memory that no other concurrent launch uses; `tiles` is at least
+    /// `ceil((len + segments) / merge_tile_items::<T>())` for the launch's `Segments`
+    /// (offsets form).
+    #[inline(always)]
+    pub unsafe fn new(starts: *mut u64, heads: *mut T, tails: *mut T, tiles: u64) -> MergeTiles<T> {
+        MergeTiles { starts, heads, tails, tiles }
+    }
+
+    /// Tile `t`'s start coordinate (segment ends consumed before it).
+    ///
+    /// # Safety
+    /// `t <= tiles`, written by [`merge_starts`] in an earlier launch on the same stream.
+    #[inline(always)]
+    unsafe fn start(&self, t: u64) -> u64 {
+        // SAFETY: forwarded from the caller (`new`'s contract for the allocation).
+        unsafe { self.starts.add(t as usize).read() }
+    }
+}
+
+impl<T: Pod> Segments<T> {
+    /// The merge's extent for the offsets form: `(base, n)`, the first offset and the
+    /// elements the merge consumes, both clamped to the input (valid offsets: `offsets[0]`
+    /// and `offsets[count] - offsets[0]`). With bad offsets the merge has no meaning, but
+    /// every coordinate derived from these stays inside the input and the offsets.
+    #[inline(always)]
+    fn merge_extent(&self) -> (u64, u64) {
+        // SAFETY: the offsets form: `offsets` holds count + 1 elements (`new`'s contract).
+        let (first, last) = unsafe { (self.offsets.read(), self.offsets.add(self.count as usize).read()) };
+        let base = first.min(self.len);
+        (base, last.min(self.len).saturating_sub(base))
+    }
+
+    /// Records bad segment `s` in the error word (atomic minimum).
+    #[inline(always)]
+    fn record(&self, s: u64, kind: BadSegment) {
+        // SAFETY: a valid global u64 accessed only atomically (`new`'s contract).
+        let word = unsafe { DeviceAtomicU64::from_ptr(self.error) };
+        word.min(Self::error_code(s, kind), Relaxed);
+    }
+}
+
+/// The merge-path strategy's first kernel: thread `t` of the grid (for `t <= tiles`)
+/// finds tile `t`'s start on diagonal `d = min(t D, n + segments)` of the merge (module
+/// docs) by a binary search over the offsets in global memory: the number `j` of segment
+/// ends among the first `d` merge items, the largest `j` in `max(0, d - n) ..= min(d,
+/// segments)` with `offsets[j] <= base + (d - j)` (end `j - 1` comes before element `d -
+/// j`), found as the first `j` where that fails. Writes `starts[t] = j`.
+///
+/// # Safety
+/// - A one-dimensional launch with `ITEMS == merge_items::<T>()`.
+/// - `segments` is the offsets form of [`Segments::new`] with at least one segment;
+///   `merge` as [`MergeTiles::new`] requires.
+#[inline(always)]
+pub unsafe fn merge_starts<T: Pod, const ITEMS: usize>(segments: Segments<T>, merge: MergeTiles<T>) {
+    let t = thread::global_index_x();
+    if t > merge.tiles {
+        return;
+    }
+    let (base, n) = segments.merge_extent();
+    let d = t.saturating_mul(BLOCK_THREADS as u64 * ITEMS as u64).min(n.saturating_add(segments.count));
+    let (mut low, mut high) = (d.saturating_sub(n), d.min(segments.count));
+    // Each step halves high - low: at most 64 steps, whatever the offsets.
+    while low < high {
+        let pivot = low + (high - low) / 2;
+        // SAFETY: pivot < high <= count, so pivot + 1 <= count: inside the offsets.
+        let end = unsafe { segments.offsets.add(pivot as usize + 1).read() };
+        // pivot >= d - n, so d - pivot - 1 < n and the sum stays below base + n <= len.
+        if end <= base + (d - pivot - 1) {
+            low = pivot + 1;
+        } else {
+            high = pivot;
+        }
+    }
+    // SAFETY: t <= tiles; only this thread writes starts[t].
+    unsafe { merge.starts.add(t as usize).write(low) };
+}
+
+/// The merge-path strategy's second kernel: block `b` takes tiles `b`, `b + blocks`, ...
+/// (one tile per block when the grid has `tiles` blocks). For tile `t` of merge items
+/// `d0 .. d1` (`D = BLOCK_THREADS * ITEMS`), from `(i0, j0)` to `(i1, j1)`:
+/// 1. stages `offsets[j0 ..= j1]` and the elements `base + i0 .. base + i1` (whole
+///    16-byte vectors with `ld.global.nc` when `T`'s size divides 16, the vectors at the
+///    edges as far as they lie in the input) in shared memory, and checks each segment
+///    `j0 .. j1` it closes (decreasing, or past the input: the error word);
+/// 2. each thread finds its start on diagonal `rank * ITEMS` of the tile by a binary
+///    search in shared memory, walks its `ITEMS` items (pass 1: the partial of the segment
+///    open at its end, and whether it closed one);
+/// 3. a block-wide exclusive segmented scan of those pairs ([`block::exclusive_scan`] with
+///    the [`Carry`] operator, rank order) gives each thread its carry-in;
+/// 4. pass 2 walks again from the carry-in and writes each closed segment's result to
+///    `out[j]`, except segment `j0` when it began before the tile (`offsets[j0] < base +
+///    i0`): its partial goes to `heads[t]`; the last thread writes the partial of the
+///    segment open at the tile's end to `tails[t]`.
+///
+/// Launched with [`merge_shared_bytes`]`::<T>()` bytes of dynamic shared memory.
+///
+/// # Safety
+/// - A one-dimensional launch of blocks of [`BLOCK_THREADS`] threads with that dynamic
+///   shared memory, which nothing else uses; every thread runs this once;
+///   `ITEMS == merge_items::<T>()`.
+/// - `segments` is the offsets form of [`Segments::new`] with at least one segment; `out`
+///   is valid for writes of `segments.count()` elements that nothing else accesses
+///   during the launch; `merge` as [`MergeTiles::new`] requires, its starts written by
+///   [`merge_starts`] earlier on the same stream.
+#[inline(always)]
+pub unsafe fn merge_tiles<T: Pod, Op: Operator<T>, const ITEMS: usize>(
+    segments: Segments<T>,
+    out: *mut T,
+    merge: MergeTiles<T>,
+    op: Op,
+) {
+    let tile_items = BLOCK_THREADS as u64 * ITEMS as u64;
+    let offsets = shared::dynamic_part::<u64>(0, merge_offset_slots::<T>());
+    let elements = shared::dynamic_part::<T>(merge_elements_at::<T>(), merge_element_slots::<T>());
+    let per_vector = grid::elements_per_vector::<T>() as u64;
+    let vector_slots = merge_element_slots::<T>() * size_of::<T>() / grid::VECTOR_BYTES;
+    let vectors = shared::dynamic_part::<grid::Vector>(merge_elements_at::<T>(), vector_slots);
+    let scratch = shared::dynamic_part::<Carry<T>>(merge_scratch_at::<T>(), block::SCRATCH_LEN);
+    let by_vectors = per_vector > 0 && (segments.input as u64).is_multiple_of(grid::VECTOR_BYTES as u64);
+    let rank = thread::linear_thread_idx() as u64;
+    let ranks = thread::block_threads() as u64;
+    let (base, n) = segments.merge_extent();
+    let count = segments.count;
+    let total = n.saturating_add(count);
+    let blocks = thread::grid_blocks() as u64;
+    let mut t = thread::linear_block_idx() as u64;
+    // Uniform over the block: every value the loop branches on is the same in every thread.
+    while t < merge.tiles {
+        let d0 = t.saturating_mul(tile_items).min(total);
+        let d1 = d0.saturating_add(tile_items).min(total);
+        if d0 == d1 {
+            // Past the merge's end (the host sizes the grid for offsets over the whole
+            // input): no item, nothing to write, and no fix-up reads this tile's slots.
+            t += blocks;
+            continue;
+        }
+        // SAFETY: t < tiles, so t + 1 <= tiles; written by `merge_starts` (contract).
+        let (j0, j1) = unsafe { (merge.start(t), merge.start(t + 1)) };
+        // With valid offsets the starts grow by at most a tile: anything else means bad
+        // offsets (their check is then this tile's whole work).
+        if !(j0 <= j1 && j0 <= d0 && j1 <= d1 && j1 <= count && d0 - j0 <= d1 - j1 && d1 - j1 <= n) {
+            if rank == 0 {
+                segments.record(j0.min(count - 1), BadSegment::NotMonotonic);
+            }
+            t += blocks;
+            continue;
+        }
+        let (i0, i1) = (d0 - j0, d1 - j1);
+        // 1. Stage offsets[j0 ..= j1] (j1 - j0 <= d1 - d0 <= D: inside the staging).
+        let mut k = rank;
+        while k <= j1 - j0 {
+            // SAFETY: j0 + k <= j1 <= count: inside the offsets. Slot k < D + 1; one writer
+            // per slot, read after the barrier below.
+            unsafe { offsets.write_unchecked(k as usize, segments.offsets.add((j0 + k) as usize).read()) };
+            k += ranks;
+        }
+        // The elements base + i0 .. base + i1 (inside the input: base + n <= len), placed
+        // at their distance from `first`, a 16-byte boundary when read as vectors.
+        let (from, to) = (base + i0, base + i1);
+        let first = if by_vectors { from / per_vector * per_vector } else { from };
+        if by_vectors {
+            // SAFETY: the input is 16-byte aligned and T's size divides 16 (`by_vectors`);
+            // to <= len; every thread calls this.
+            unsafe { stage_vectors::<T>(segments.input, segments.len, first, to, vectors, elements) };
+        } else {
+            let mut g = from + rank;
+            while g < to {
+                // SAFETY: g < to <= len; slot g - first < D <= the staging's slots; one
+                // writer per slot, read after the barrier below.
+                unsafe {
+                    elements.write_unchecked((g - first) as usize, segments.input.add(g as usize).read())
+                };
+                g += ranks;
+            }
+        }
+        // SAFETY: every thread of the block gets here (uniform loop).
+        unsafe { barrier::sync() };
+        // Check each segment this tile closes (j0 .. j1): together the tiles check every one.
+        let mut k = rank;
+        while k < j1 - j0 {
+            // SAFETY: k + 1 <= j1 - j0: staged slots, written before the barrier.
+            let (begin, end) =
+                unsafe { (offsets.read_unchecked(k as usize), offsets.read_unchecked(k as usize + 1)) };
+            if end < begin {
+                segments.record(j0 + k, BadSegment::NotMonotonic);
+            } else if end > segments.len {
+                segments.record(j0 + k, BadSegment::PastInput);
+            }
+            k += ranks;
+        }
+        // 2. This thread's start on its diagonal, by a binary search in shared memory.
+        let (a, b) = (i1 - i0, j1 - j0);
+        let diagonal = (rank * ITEMS as u64).min(d1 - d0);
+        let (mut low, mut high) = (diagonal.saturating_sub(a), diagonal.min(b));
+        while low < high {
+            let pivot = low + (high - low) / 2;
+            // SAFETY: pivot + 1 <= b: a staged slot.
+            let end = unsafe { offsets.read_unchecked(pivot as usize + 1) };
+            if end <= from + (diagonal - pivot - 1) {
+                low = pivot + 1;
+            } else {
+                high = pivot;
+            }
+        }
+        let start = (i0 + diagonal - low, j0 + low);
+        let tile = StagedTile { offsets, elements, base, first, i1, j0, j1 };
+        // Pass 1.
+        let mut mine = Carry { partial: op.identity(), closed: 0 };
+        // SAFETY: the staging was written before the barrier above; `start` lies on the
+        // tile's merge path (or, for bad offsets, inside its bounds).
+        unsafe {
+            tile.walk::<ITEMS>(start, |x, _| match x {
+                Some(x) => mine.partial = op.combine(mine.partial, x),
+                None => mine = Carry { partial: op.identity(), closed: 1 },
+            })
+        };
+        // 3. The carry-in: the partial of the segment open at this thread's start.
+        // SAFETY: every thread of the block calls this (uniform loop), with its own
+        // scratch window, which only these scans use.
+        let carry = unsafe { block::exclusive_scan(scratch, mine, CarryOp(op)) };
+        // 4. Pass 2.
+        // SAFETY: slot 0 is staged (written before the barrier).
+        let head = unsafe { offsets.read_unchecked(0) } < from;
+        let mut acc = carry.partial;
+        let pass_2 = |x: Option<T>, j: u64| match x {
+            Some(x) => acc = op.combine(acc, x),
+            None => {
+                // SAFETY: j < j1 <= count: out[j] is in bounds and closed by this thread
+                // alone; heads[t] (t < tiles) is written only by the thread that closes j0.
+                unsafe {
+                    if j == j0 && head {
+                        merge.heads.add(t as usize).write(acc)
+                    } else {
+                        out.add(j as usize).write(acc)
+                    }
+                };
+                acc = op.identity();
+            }
+        };
+        // SAFETY: as for pass 1.
+        unsafe { tile.walk::<ITEMS>(start, pass_2) };
+        if rank == ranks - 1 {
+            // SAFETY: t < tiles; only this thread writes tails[t].
+            unsafe { merge.tails.add(t as usize).write(acc) };
+        }
+        // The staging is rewritten by the next tile only after every thread's pass 2.
+        // SAFETY: every thread of the block gets here.
+        unsafe { barrier::sync() };
+        t += blocks;
+    }
+}
+
+/// One tile of [`merge_tiles`] as staged in shared memory: `offsets[k]` is
+/// `offsets[j0 + k]` for `k <= j1 - j0`, `elements[g - first]` is `input[g]` for the
+/// tile's elements `g` in `base + i0 .. base + i1`.
+#[derive(Clone, Copy)]
+struct StagedTile<T> {
+    offsets: shared::SharedSlice<u64>,
+    elements: shared::SharedSlice<T>,
+    base: u64,
+    first: u64,
+    i1: u64,
+    j0: u64,
+    j1: u64,
+}
+
+impl<T: Pod> StagedTile<T> {
+    /// Walks `ITEMS` merge items from `(i, j)`, never past the tile's end `(i1, j1)`:
+    /// `visit(Some(x), j)` for element `x` (of segment `j`), `visit(None, j)` for the close
+    /// of segment `j`. An end is consumed once every element below it was (ties close
+    /// first), so empty segments are consecutive closes.
+    ///
+    /// # Safety
+    /// The staging was written before a barrier that precedes this and is not rewritten
+    /// during it; `j0 <= j <= j1`, `i <= i1` and `base + i >= first`... as [`merge_tiles`]
+    /// computes them.
+    #[inline(always)]
+    unsafe fn walk<const ITEMS: usize>(
+        &self,
+        (mut i, mut j): (u64, u64),
+        mut visit: impl FnMut(Option<T>, u64),
+    ) {
+        for _ in 0..ITEMS {
+            // SAFETY: j < j1, so j + 1 - j0 <= j1 - j0: a staged slot.
+            if j < self.j1
+                && (i >= self.i1
+                    || unsafe { self.offsets.read_unchecked((j + 1 - self.j0) as usize) } <= self.base + i)
+            {
+                visit(None, j);
+                j += 1;
+            } else if i < self.i1 {
+                // SAFETY: first <= base + i < base + i1: a staged element.
+                visit(
+                    Some(unsafe { self.elements.read_unchecked((self.base + i - self.first) as usize) }),
+                    j,
+                );
+                i += 1;
+            }
+        }
+    }
+}
+
+/// The most 16-byte loads a thread of [`merge_tiles`] keeps in flight while staging.
+const MAX_STAGE_STEPS: usize = 8;
+
+/// 16-byte loads per thread that stage one tile of `T`: its vectors over the threads, plus
+/// one for the vector cut at each edge (at most 5 for every type that moves as vectors).
+const fn stage_steps<T>() -> usize {
+    if grid::elements_per_vector::<T>() == 0 {
+        return 0;
+    }
+    (merge_tile_items::<T>() as usize * size_of::<T>() / grid::VECTOR_BYTES).div_ceil(BLOCK_THREADS as usize)
+        + 1
+}
+
+/// Stages the input's elements `first .. to` into `vectors` (vector `v` of the input at
+/// slot `v - first / per_vector`, the same memory as `elements`, element `g` at slot `g -
+/// first`): each thread moves vectors `rank, rank + threads, ...`, all of them in flight
+/// together. On sm_80+ (and the emulator) as `cp.async` of 16 bytes, global to shared
+/// memory with no register in between, then one `cp.async.wait_all` (a tile's vectors in
+/// registers would take 16 to 20 of them per thread, measured in `ptxas -v`: 91 registers
+/// for `f32` against 64); before sm_80 through registers, every load before any store.
+/// The vector that reaches past the input (at most one) is copied element by element up
+/// to `len`.
+///
+/// # Safety
+/// `input` is 16-byte aligned, valid for reads of `len` elements not written during the
+/// launch; `T`'s size divides 16; `first` is a multiple of the elements per vector,
+/// `first <= to <= len`, and `to - first` is at most the staging's element slots less 16
+/// bytes' worth; `vectors` and `elements` view the same staging; every thread of the
+/// block calls this, and none reads the staging before a block barrier after this.
+#[inline(always)]
+unsafe fn stage_vectors<T: Pod>(
+    input: *const T,
+    len: u64,
+    first: u64,
+    to: u64,
+    vectors: shared::SharedSlice<grid::Vector>,
+    elements: shared::SharedSlice<T>,
+) {
+    // The register path's array holds every step (checked for every target).
+    const { assert!(stage_steps::<T>() <= MAX_STAGE_STEPS) };
+    let per_vector = grid::elements_per_vector::<T>() as u64;
+    let rank = thread::linear_thread_idx() as u64;
+    let ranks = thread::block_threads() as u64;
+    let count = (to - first).div_ceil(per_vector);
+    let base = first / per_vector;
+    let whole = |v: u64| v < count && (base + v + 1) * per_vector <= len;
+    #[cfg(any(target_feature = "sm_80", not(target_arch = "nvptx64")))]
+    for u in 0..stage_steps::<T>() {
+        let v = rank + u as u64 * ranks;
+        if whole(v) {
+            // SAFETY: the destination is slot v < count of the staging (caller): shared
+            // memory, 16-byte aligned, written by this thread alone and read by others
+            // after the wait below and the caller's barrier. The source is vector base + v
+            // of the input, inside it (`whole`) and 16-byte aligned (the input is); nothing
+            // writes it during the launch.
+            unsafe {
+                arch::copy_async_16(
+                    vectors.as_mut_ptr().add(v as usize).cast(),
+                    input.add(((base + v) * per_vector) as usize).cast(),
+                )
+            };
+        }
+    }
+    #[cfg(not(any(target_feature = "sm_80", not(target_arch = "nvptx64"))))]
+    {
+        // Constant bounds: unrolled, the vectors in registers.
+        let mut loaded = [grid::Vector([0; grid::VECTOR_BYTES]); MAX_STAGE_STEPS];
+        #[allow(clippy::needless_range_loop)]
+        for u in 0..stage_steps::<T>() {
+            let v = rank + u as u64 * ranks;
+            if whole(v) {
+                // SAFETY: the vector lies inside the input (`whole`), 16-byte aligned (the
+                // input is); nothing writes it during the launch.
+                loaded[u] =
+                    unsafe { grid::load_vector::<T>(input.add(((base + v) * per_vector) as usize).cast()) };
+            }
+        }
+        #[allow(clippy::needless_range_loop)]
+        for u in 0..stage_steps::<T>() {
+            let v = rank + u as u64 * ranks;
+            if whole(v) {
+                // SAFETY: v < count <= the staging's vector slots (caller); one writer per
+                // slot, read after the caller's barrier.
+                unsafe { vectors.write_unchecked(v as usize, loaded[u]) };
+            }
+        }
+    }
+    for u in 0..stage_steps::<T>() {
+        let v = rank + u as u64 * ranks;
+        if v < count && !whole(v) {
+            let index = (base + v) * per_vector;
+            for k in 0..per_vector.min(len - index) {
+                // SAFETY: index + k < len; slot index + k - first = v * per_vector + k,
+                // inside the staging (caller), not a slot of any copy in flight; one
+                // writer per slot, read after the caller's barrier.
+                unsafe {
+                    elements.write_unchecked(
+                        (v * per_vector + k) as usize,
+                        input.add((index + k) as usize).read(),
+                    )
+                };
+            }
+        }
+    }
+    #[cfg(any(target_feature = "sm_80", not(target_arch = "nvptx64")))]
+    arch::copy_async_wait_all();
+}
+
+/// The merge-path strategy's third kernel, the fix-up: block `b` takes tiles `b`, `b +
+/// blocks`, ... For tile `t >= 1` that closes its first segment `s = starts[t]` and where
+/// `s` began before it (`offsets[s] < base + i0`), it finds the tile `k` where `s` began
+/// (`k + 1` is the first tile whose start is `s`, a binary search over the starts), folds
+/// `tails[k] ⊕ ... ⊕ tails[t - 1]` in tile order with the block ([`fold_partials`]: thread
+/// `r` the `r`-th contiguous piece, then [`block::reduce`] in rank order), and writes
+/// `out[s] = that ⊕ heads[t]`. Other tiles do nothing. Launched with
+/// [`shared_bytes`]`::<T>()` bytes of dynamic shared memory.
+///
+/// # Safety
+/// - A one-dimensional launch with that dynamic shared memory, which nothing else uses;
+///   every thread runs this once; `ITEMS == merge_items::<T>()`.
+/// - `segments`, `out` and `merge` as for [`merge_tiles`], which ran on the same stream
+///   before this launch.
+#[inline(always)]
+pub unsafe fn merge_fixup<T: Pod, Op: Operator<T>, const ITEMS: usize>(
+    segments: Segments<T>,
+    out: *mut T,
+    merge: MergeTiles<T>,
+    op: Op,
+) {
+    let scratch = shared::dynamic::<T>();
+    let tile_items = BLOCK_THREADS as u64 * ITEMS as u64;
+    let (base, n) = segments.merge_extent();
+    let total = n.saturating_add(segments.count);
+    let blocks = thread::grid_blocks() as u64;
+    let mut t = thread::linear_block_idx() as u64;
+    // Uniform over the block: every thread reads the same values.
+    while t < merge.tiles {
+        let d0 = t.saturating_mul(tile_items).min(total);
+        // SAFETY: t + 1 <= tiles: written by `merge_starts`.
+        let (s, next) = unsafe { (merge.start(t), merge.start(t + 1)) };
+        let closes = t >= 1 && s < next && s < segments.count && s <= d0;
+        // SAFETY: s < count: inside the offsets.
+        if closes && unsafe { segments.offsets.add(s as usize).read() } < base + (d0 - s) {
+            // The first tile u in 1..=t whose start is s (starts grow with valid offsets;
+            // with bad ones this still ends in 1..=t).
+            let (mut low, mut high) = (1, t);
+            while low < high {
+                let middle = low + (high - low) / 2;
+                // SAFETY: middle < t <= tiles.
+                if unsafe { merge.start(middle) } >= s {
+                    high = middle;
+                } else {
+                    low = middle + 1;
+                }
+            }
+            let k = low - 1;
+            // SAFETY: every thread of the block calls this (uniform branch); the tails
+            // k .. t lie below tiles and were written by `merge_tiles`, ordered before
+            // this launch by the stream; the scratch is this launch's dynamic window,
+            // which only `block::reduce` uses.
+            let folded = unsafe { fold_partials(scratch, merge.tails, k, t - k, op) };
+            if thread::linear_thread_idx() == 0 {
+                // SAFETY: t < tiles; heads[t] was written by `merge_tiles` (the same
+                // condition); s < count and only this block writes out[s].
+                unsafe { out.add(s as usize).write(op.combine(folded, merge.heads.add(t as usize).read())) };
+            }
+        }
+        t += blocks;
+    }
+}
+
 /// Declares the segmented-reduce kernels the host's `SegmentedReducer` launches for one
 /// element type and operator: one per strategy (thread, tile of 4, tile of 16, warp,
 /// block), then the balanced strategy's two (batches, chunks). The first five take
@@ -1014,14 +1667,17 @@ unsafe fn fold_partials<T: Pod, Op: Operator<T>>(
 /// }
 /// warpsafe::segmented_reduce_kernels! {
 ///     u64, Digits => digits_thread, digits_tile4, digits_tile16, digits_warp, digits_block,
-///         digits_batches, digits_chunks;
+///         digits_batches, digits_chunks, digits_merge_starts, digits_merge_tiles, digits_merge_fixup;
 /// }
 /// assert_eq!(digits_warp.param_count(), 7);
 /// assert_eq!(digits_chunks.param_count(), 15);
+/// assert_eq!(digits_merge_tiles.param_count(), 11);
 /// ```
 #[macro_export]
 macro_rules! segmented_reduce_kernels {
-    ($($t:ty, $op:expr => $thread:ident, $tile4:ident, $tile16:ident, $warp:ident, $block:ident, $batches:ident, $chunks:ident;)*) => {$(
+    ($($t:ty, $op:expr => $thread:ident, $tile4:ident, $tile16:ident, $warp:ident, $block:ident, $batches:ident, $chunks:ident,
+        $merge_starts:ident, $merge_tiles:ident, $merge_fixup:ident;)*) => {$(
+        $crate::segmented_reduce_kernels!(@merge $t, $op, $merge_starts, $merge_tiles, $merge_fixup);
         $crate::segmented_reduce_kernels!(@balanced $t, $op, $batches, balanced_batches, "the batches of 32 segments");
         $crate::segmented_reduce_kernels!(@balanced $t, $op, $chunks, balanced_chunks, "the chunks of long segments");
         $crate::segmented_reduce_kernels!(@tile $t, $op, $thread, 1);
@@ -1053,6 +1709,79 @@ macro_rules! segmented_reduce_kernels {
             }
         }
     )*};
+    (@merge $t:ty, $op:expr, $starts:ident, $tiles:ident, $fixup:ident) => {
+        $crate::kernel! {
+            #[doc = concat!("Segmented reduce of `", stringify!($t), "` with `", stringify!($op), "`, merge-path strategy, ")]
+            #[doc = "the tiles' start coordinates: `warpsafe::reduce::segmented::merge_starts` "]
+            #[doc = "(parameters: `warpsafe::segmented_reduce_kernels!`)."]
+            ///
+            /// # Safety
+            /// The contracts of `warpsafe::reduce::segmented::Segments::new`,
+            /// `warpsafe::reduce::segmented::MergeTiles::new` and
+            /// `warpsafe::reduce::segmented::merge_starts`.
+            pub unsafe fn $starts(
+                input: *const $t,
+                len: u64,
+                offsets: *const u64,
+                segment_len: u64,
+                segments: u64,
+                out: *mut $t,
+                error: *mut u64,
+                starts: *mut u64,
+                heads: *mut $t,
+                tails: *mut $t,
+                tiles: u64,
+            ) {
+                let _ = out;
+                // SAFETY: forwarded from the launch contract.
+                unsafe {
+                    let segments =
+                        $crate::reduce::segmented::Segments::new(input, len, offsets, segment_len, segments, error);
+                    let merge = $crate::reduce::segmented::MergeTiles::new(starts, heads, tails, tiles);
+                    $crate::reduce::segmented::merge_starts::<$t, { $crate::reduce::segmented::merge_items::<$t>() }>(
+                        segments, merge,
+                    )
+                }
+            }
+        }
+        $crate::segmented_reduce_kernels!(@merge_pass $t, $op, $tiles, merge_tiles, "the tiles");
+        $crate::segmented_reduce_kernels!(@merge_pass $t, $op, $fixup, merge_fixup, "the fix-up of segments that span tiles");
+    };
+    (@merge_pass $t:ty, $op:expr, $name:ident, $function:ident, $what:literal) => {
+        $crate::kernel! {
+            #[doc = concat!("Segmented reduce of `", stringify!($t), "` with `", stringify!($op), "`, merge-path strategy, ")]
+            #[doc = concat!($what, ": `warpsafe::reduce::segmented::", stringify!($function), "` ")]
+            #[doc = "(parameters: `warpsafe::segmented_reduce_kernels!`)."]
+            ///
+            /// # Safety
+            /// The contracts of `warpsafe::reduce::segmented::Segments::new`,
+            /// `warpsafe::reduce::segmented::MergeTiles::new` and
+            #[doc = concat!("`warpsafe::reduce::segmented::", stringify!($function), "`.")]
+            pub unsafe fn $name(
+                input: *const $t,
+                len: u64,
+                offsets: *const u64,
+                segment_len: u64,
+                segments: u64,
+                out: *mut $t,
+                error: *mut u64,
+                starts: *mut u64,
+                heads: *mut $t,
+                tails: *mut $t,
+                tiles: u64,
+            ) {
+                // SAFETY: forwarded from the launch contract.
+                unsafe {
+                    let segments =
+                        $crate::reduce::segmented::Segments::new(input, len, offsets, segment_len, segments, error);
+                    let merge = $crate::reduce::segmented::MergeTiles::new(starts, heads, tails, tiles);
+                    $crate::reduce::segmented::$function::<_, _, { $crate::reduce::segmented::merge_items::<$t>() }>(
+                        segments, out, merge, $op,
+                    )
+                }
+            }
+        }
+    };
     (@balanced $t:ty, $op:expr, $name:ident, $function:ident, $what:literal) => {
         $crate::kernel! {
             #[doc = concat!("Segmented reduce of `", stringify!($t), "` with `", stringify!($op), "`, balanced strategy, ")]

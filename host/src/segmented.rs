@@ -1,6 +1,5 @@
 //! Segmented reductions on a [`Device`]: [`SegmentedReducer`], one result per segment of
-//! an array, one kernel launch per call (two for the balanced strategy, three for the merge
-//! path).
+//! an array, one kernel launch per call (two for the balanced strategy).
 //!
 //! ```
 //! # fn main() -> Result<(), warpsafe_host::Error> {
@@ -28,14 +27,12 @@
 //!
 //! # API
 //! ```text
-//! pub enum SegmentStrategy { Auto, Thread, Tile4, Tile16, Warp, Block, Balanced, MergePath }
+//! pub enum SegmentStrategy { Auto, Thread, Tile4, Tile16, Warp, Block, Balanced }
 //! pub struct SegmentedOptions { pub strategy: SegmentStrategy, pub max_blocks: Option<u32>,
 //!                               pub long_elements: Option<u64>, pub chunk_elements: Option<u64> }
 //! pub struct SegmentedKernels { pub program: Program, pub thread: &'static Kernel, pub tile4: &'static Kernel,
 //!                               pub tile16: &'static Kernel, pub warp: &'static Kernel, pub block: &'static Kernel,
-//!                               pub balanced_batches: &'static Kernel, pub balanced_chunks: &'static Kernel,
-//!                               pub merge_starts: &'static Kernel, pub merge_tiles: &'static Kernel,
-//!                               pub merge_fixup: &'static Kernel }
+//!                               pub balanced_batches: &'static Kernel, pub balanced_chunks: &'static Kernel }
 //! pub trait SegmentedReduction<T: Pod>: Operator<T> + Default { fn kernels() -> SegmentedKernels; }
 //! impl SegmentStrategy {
 //!     pub fn for_average(len: u64, segments: u64) -> SegmentStrategy;
@@ -68,14 +65,11 @@
 //!
 //! # Strategies
 //! The kernels of `warpsafe::reduce::segmented` (whose docs give the order of
-//! combination). [`SegmentStrategy::Auto`] picks [`SegmentStrategy::MergePath`] for
+//! combination). [`SegmentStrategy::Auto`] picks [`SegmentStrategy::Balanced`] for
 //! offsets: their lengths are unknown on the host (reading them would cost a pass and a
-//! copy), one huge segment among short ones would otherwise be read by the few workers
-//! the average length gives it (a power-law mix ran at 0.2 % of the read ceiling that
-//! way), and the balanced strategy, which sorts segments by length, is bound by its
-//! per-segment instructions on a power-law mix (28-34 % of the read ceiling on an H100);
-//! the merge path's cost per element does not depend on the lengths.
-//! [`SegmentStrategy::Balanced`] stays selectable. For the fixed form with a commutative operator and segments of 4, 8, 16, 32
+//! copy), and one huge segment among short ones would otherwise be read by the few
+//! workers the average length gives it (a power-law mix ran at 0.2 % of the read ceiling
+//! that way). For the fixed form with a commutative operator and segments of 4, 8, 16, 32
 //! or 64 bytes (`f32` of length 1, 2, 4, 8, 16; `f64` of length 1, 2, 4, 8:
 //! `warpsafe::reduce::segmented::reads_fixed_rows`) it picks
 //! [`SegmentStrategy::Thread`], whose kernel reads such segments in warp rows of 16-byte
@@ -119,18 +113,6 @@
 //!
 //! The constants are first-principles choices for an H100, not yet measured.
 //!
-//! [`SegmentStrategy::MergePath`] (offsets only; for the fixed form it means `Auto`)
-//! cuts the merge of the element indices and the segment ends into tiles of
-//! `warpsafe::reduce::segmented::merge_tile_items` items (3072 for `f32`, 2048 for `f64`)
-//! in three launches on one stream: one thread per tile boundary finds the tiles' starts
-//! by a binary search over the offsets, a block per tile reduces the tile's elements
-//! (staged in shared memory) into every segment that closes in it with a block-wide
-//! segmented scan, and a fix-up launch folds, in tile order, the partials of each
-//! segment that spans tiles. The reducer owns its scratch (tile starts, one head and one
-//! tail partial per tile: 16 bytes per tile for `f32`, under 0.2 % of the input),
-//! allocated at the first merge-path call and grown for a longer input; every slot is
-//! written before it is read, so no call clears it. The fix-up is skipped for one tile.
-//!
 //! # Determinism
 //! A segment's result depends only on its elements, its start address modulo 16 (where
 //! the 16-byte vectors begin), for the fixed form whether it lies in a whole warp row of
@@ -149,21 +131,13 @@
 //!   of them to the host): a bad segment is reduced as empty, reads nothing, and its index
 //!   lands in an 8-byte error word by an atomic minimum; the waiting calls reset the word
 //!   before the launch and read it back after it (one 8-byte copy each way), and report the
-//!   lowest bad segment. The other segments' results are written as usual. With
-//!   [`SegmentStrategy::MergePath`] (`Auto`'s choice) bad offsets make the merge
-//!   meaningless: its kernels stay inside the input and offsets and record that some
-//!   offset is bad, and the waiting call then runs the call again with
-//!   [`SegmentStrategy::Balanced`] (the error word reset first), whose results and lowest
-//!   bad segment it returns: the same contract at the cost of a second pass, only for bad
-//!   input.
+//!   lowest bad segment. The other segments' results are written as usual.
 //!
 //! [`Error::Unsupported`]: a buffer or stream of another device. An operator for another
 //! element type does not compile.
 //!
 //! The `_on` forms only enqueue: they cannot report bad offsets (the kernel still reads
-//! nothing out of range and writes the identity for such segments; with the merge path
-//! a bad call's results are unspecified, and still nothing outside the input, the
-//! offsets and the output's segments is accessed).
+//! nothing out of range and writes the identity for such segments).
 
 use std::marker::PhantomData;
 
@@ -181,7 +155,7 @@ use crate::{
 /// Who reduces one segment (see the module docs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum SegmentStrategy {
-    /// [`SegmentStrategy::MergePath`] for offsets, [`SegmentStrategy::for_fixed`] for a
+    /// [`SegmentStrategy::Balanced`] for offsets, [`SegmentStrategy::for_fixed`] for a
     /// fixed length (module docs).
     #[default]
     Auto,
@@ -198,24 +172,18 @@ pub enum SegmentStrategy {
     /// By each segment's own length, two launches: a lane, 4 lanes or a warp per segment
     /// up to a long length, the chunks of longer ones spread over all blocks (module docs).
     Balanced,
-    /// Offsets only: the merge of element indices and segment ends cut into equal tiles,
-    /// a block per tile, three launches; the cost per element does not depend on the
-    /// lengths (module docs). For the fixed form it means [`SegmentStrategy::Auto`].
-    MergePath,
 }
 
 impl SegmentStrategy {
     /// Every strategy but [`SegmentStrategy::Auto`]: those for one segment length, in
-    /// order of growing length, then [`SegmentStrategy::Balanced`] and
-    /// [`SegmentStrategy::MergePath`].
-    pub const ALL: [SegmentStrategy; 7] = [
+    /// order of growing length, then [`SegmentStrategy::Balanced`].
+    pub const ALL: [SegmentStrategy; 6] = [
         SegmentStrategy::Thread,
         SegmentStrategy::Tile4,
         SegmentStrategy::Tile16,
         SegmentStrategy::Warp,
         SegmentStrategy::Block,
         SegmentStrategy::Balanced,
-        SegmentStrategy::MergePath,
     ];
 
     /// The strategy [`SegmentStrategy::Auto`] picks for `segments` segments over `len`
@@ -244,10 +212,10 @@ impl SegmentStrategy {
         }
     }
 
-    /// Threads that work on one segment; `None` for `Auto`, `Balanced` and `MergePath`.
+    /// Threads that work on one segment; `None` for `Auto` and `Balanced`.
     fn lanes(self) -> Option<u64> {
         match self {
-            SegmentStrategy::Auto | SegmentStrategy::Balanced | SegmentStrategy::MergePath => None,
+            SegmentStrategy::Auto | SegmentStrategy::Balanced => None,
             SegmentStrategy::Thread => Some(1),
             SegmentStrategy::Tile4 => Some(4),
             SegmentStrategy::Tile16 => Some(16),
@@ -298,12 +266,6 @@ pub struct SegmentedKernels {
     pub balanced_batches: &'static warpsafe::kernel::UntypedKernel,
     /// The balanced strategy's chunks of long segments.
     pub balanced_chunks: &'static warpsafe::kernel::UntypedKernel,
-    /// The merge-path strategy's tile starts.
-    pub merge_starts: &'static warpsafe::kernel::UntypedKernel,
-    /// The merge-path strategy's tiles.
-    pub merge_tiles: &'static warpsafe::kernel::UntypedKernel,
-    /// The merge-path strategy's fix-up of segments that span tiles.
-    pub merge_fixup: &'static warpsafe::kernel::UntypedKernel,
 }
 
 /// An operator a [`SegmentedReducer`] can apply to `T`: its kernels. Implemented for
@@ -316,8 +278,7 @@ pub trait SegmentedReduction<T: Pod>: Operator<T> + Default {
 }
 
 macro_rules! builtin {
-    ($($op:ident $t:ty => $thread:ident, $tile4:ident, $tile16:ident, $warp:ident, $block:ident, $batches:ident, $chunks:ident,
-        $merge_starts:ident, $merge_tiles:ident, $merge_fixup:ident;)*) => {$(
+    ($($op:ident $t:ty => $thread:ident, $tile4:ident, $tile16:ident, $warp:ident, $block:ident, $batches:ident, $chunks:ident;)*) => {$(
         impl SegmentedReduction<$t> for $op {
             fn kernels() -> SegmentedKernels {
                 SegmentedKernels {
@@ -329,9 +290,6 @@ macro_rules! builtin {
                     block: &warpsafe_entry::segmented::$block,
                     balanced_batches: &warpsafe_entry::segmented::$batches,
                     balanced_chunks: &warpsafe_entry::segmented::$chunks,
-                    merge_starts: &warpsafe_entry::segmented::$merge_starts,
-                    merge_tiles: &warpsafe_entry::segmented::$merge_tiles,
-                    merge_fixup: &warpsafe_entry::segmented::$merge_fixup,
                 }
             }
         }
@@ -339,42 +297,24 @@ macro_rules! builtin {
 }
 
 builtin! {
-    Sum f32 => warpsafe_segreduce_sum_f32_thread, warpsafe_segreduce_sum_f32_tile4, warpsafe_segreduce_sum_f32_tile16, warpsafe_segreduce_sum_f32_warp, warpsafe_segreduce_sum_f32_block, warpsafe_segreduce_sum_f32_batches, warpsafe_segreduce_sum_f32_chunks,
-        warpsafe_segreduce_sum_f32_merge_starts, warpsafe_segreduce_sum_f32_merge_tiles, warpsafe_segreduce_sum_f32_merge_fixup;
-    Sum f64 => warpsafe_segreduce_sum_f64_thread, warpsafe_segreduce_sum_f64_tile4, warpsafe_segreduce_sum_f64_tile16, warpsafe_segreduce_sum_f64_warp, warpsafe_segreduce_sum_f64_block, warpsafe_segreduce_sum_f64_batches, warpsafe_segreduce_sum_f64_chunks,
-        warpsafe_segreduce_sum_f64_merge_starts, warpsafe_segreduce_sum_f64_merge_tiles, warpsafe_segreduce_sum_f64_merge_fixup;
-    Sum i32 => warpsafe_segreduce_sum_i32_thread, warpsafe_segreduce_sum_i32_tile4, warpsafe_segreduce_sum_i32_tile16, warpsafe_segreduce_sum_i32_warp, warpsafe_segreduce_sum_i32_block, warpsafe_segreduce_sum_i32_batches, warpsafe_segreduce_sum_i32_chunks,
-        warpsafe_segreduce_sum_i32_merge_starts, warpsafe_segreduce_sum_i32_merge_tiles, warpsafe_segreduce_sum_i32_merge_fixup;
-    Sum u32 => warpsafe_segreduce_sum_u32_thread, warpsafe_segreduce_sum_u32_tile4, warpsafe_segreduce_sum_u32_tile16, warpsafe_segreduce_sum_u32_warp, warpsafe_segreduce_sum_u32_block, warpsafe_segreduce_sum_u32_batches, warpsafe_segreduce_sum_u32_chunks,
-        warpsafe_segreduce_sum_u32_merge_starts, warpsafe_segreduce_sum_u32_merge_tiles, warpsafe_segreduce_sum_u32_merge_fixup;
-    Sum i64 => warpsafe_segreduce_sum_i64_thread, warpsafe_segreduce_sum_i64_tile4, warpsafe_segreduce_sum_i64_tile16, warpsafe_segreduce_sum_i64_warp, warpsafe_segreduce_sum_i64_block, warpsafe_segreduce_sum_i64_batches, warpsafe_segreduce_sum_i64_chunks,
-        warpsafe_segreduce_sum_i64_merge_starts, warpsafe_segreduce_sum_i64_merge_tiles, warpsafe_segreduce_sum_i64_merge_fixup;
-    Sum u64 => warpsafe_segreduce_sum_u64_thread, warpsafe_segreduce_sum_u64_tile4, warpsafe_segreduce_sum_u64_tile16, warpsafe_segreduce_sum_u64_warp, warpsafe_segreduce_sum_u64_block, warpsafe_segreduce_sum_u64_batches, warpsafe_segreduce_sum_u64_chunks,
-        warpsafe_segreduce_sum_u64_merge_starts, warpsafe_segreduce_sum_u64_merge_tiles, warpsafe_segreduce_sum_u64_merge_fixup;
-    Min f32 => warpsafe_segreduce_min_f32_thread, warpsafe_segreduce_min_f32_tile4, warpsafe_segreduce_min_f32_tile16, warpsafe_segreduce_min_f32_warp, warpsafe_segreduce_min_f32_block, warpsafe_segreduce_min_f32_batches, warpsafe_segreduce_min_f32_chunks,
-        warpsafe_segreduce_min_f32_merge_starts, warpsafe_segreduce_min_f32_merge_tiles, warpsafe_segreduce_min_f32_merge_fixup;
-    Min f64 => warpsafe_segreduce_min_f64_thread, warpsafe_segreduce_min_f64_tile4, warpsafe_segreduce_min_f64_tile16, warpsafe_segreduce_min_f64_warp, warpsafe_segreduce_min_f64_block, warpsafe_segreduce_min_f64_batches, warpsafe_segreduce_min_f64_chunks,
-        warpsafe_segreduce_min_f64_merge_starts, warpsafe_segreduce_min_f64_merge_tiles, warpsafe_segreduce_min_f64_merge_fixup;
-    Min i32 => warpsafe_segreduce_min_i32_thread, warpsafe_segreduce_min_i32_tile4, warpsafe_segreduce_min_i32_tile16, warpsafe_segreduce_min_i32_warp, warpsafe_segreduce_min_i32_block, warpsafe_segreduce_min_i32_batches, warpsafe_segreduce_min_i32_chunks,
-        warpsafe_segreduce_min_i32_merge_starts, warpsafe_segreduce_min_i32_merge_tiles, warpsafe_segreduce_min_i32_merge_fixup;
-    Min u32 => warpsafe_segreduce_min_u32_thread, warpsafe_segreduce_min_u32_tile4, warpsafe_segreduce_min_u32_tile16, warpsafe_segreduce_min_u32_warp, warpsafe_segreduce_min_u32_block, warpsafe_segreduce_min_u32_batches, warpsafe_segreduce_min_u32_chunks,
-        warpsafe_segreduce_min_u32_merge_starts, warpsafe_segreduce_min_u32_merge_tiles, warpsafe_segreduce_min_u32_merge_fixup;
-    Min i64 => warpsafe_segreduce_min_i64_thread, warpsafe_segreduce_min_i64_tile4, warpsafe_segreduce_min_i64_tile16, warpsafe_segreduce_min_i64_warp, warpsafe_segreduce_min_i64_block, warpsafe_segreduce_min_i64_batches, warpsafe_segreduce_min_i64_chunks,
-        warpsafe_segreduce_min_i64_merge_starts, warpsafe_segreduce_min_i64_merge_tiles, warpsafe_segreduce_min_i64_merge_fixup;
-    Min u64 => warpsafe_segreduce_min_u64_thread, warpsafe_segreduce_min_u64_tile4, warpsafe_segreduce_min_u64_tile16, warpsafe_segreduce_min_u64_warp, warpsafe_segreduce_min_u64_block, warpsafe_segreduce_min_u64_batches, warpsafe_segreduce_min_u64_chunks,
-        warpsafe_segreduce_min_u64_merge_starts, warpsafe_segreduce_min_u64_merge_tiles, warpsafe_segreduce_min_u64_merge_fixup;
-    Max f32 => warpsafe_segreduce_max_f32_thread, warpsafe_segreduce_max_f32_tile4, warpsafe_segreduce_max_f32_tile16, warpsafe_segreduce_max_f32_warp, warpsafe_segreduce_max_f32_block, warpsafe_segreduce_max_f32_batches, warpsafe_segreduce_max_f32_chunks,
-        warpsafe_segreduce_max_f32_merge_starts, warpsafe_segreduce_max_f32_merge_tiles, warpsafe_segreduce_max_f32_merge_fixup;
-    Max f64 => warpsafe_segreduce_max_f64_thread, warpsafe_segreduce_max_f64_tile4, warpsafe_segreduce_max_f64_tile16, warpsafe_segreduce_max_f64_warp, warpsafe_segreduce_max_f64_block, warpsafe_segreduce_max_f64_batches, warpsafe_segreduce_max_f64_chunks,
-        warpsafe_segreduce_max_f64_merge_starts, warpsafe_segreduce_max_f64_merge_tiles, warpsafe_segreduce_max_f64_merge_fixup;
-    Max i32 => warpsafe_segreduce_max_i32_thread, warpsafe_segreduce_max_i32_tile4, warpsafe_segreduce_max_i32_tile16, warpsafe_segreduce_max_i32_warp, warpsafe_segreduce_max_i32_block, warpsafe_segreduce_max_i32_batches, warpsafe_segreduce_max_i32_chunks,
-        warpsafe_segreduce_max_i32_merge_starts, warpsafe_segreduce_max_i32_merge_tiles, warpsafe_segreduce_max_i32_merge_fixup;
-    Max u32 => warpsafe_segreduce_max_u32_thread, warpsafe_segreduce_max_u32_tile4, warpsafe_segreduce_max_u32_tile16, warpsafe_segreduce_max_u32_warp, warpsafe_segreduce_max_u32_block, warpsafe_segreduce_max_u32_batches, warpsafe_segreduce_max_u32_chunks,
-        warpsafe_segreduce_max_u32_merge_starts, warpsafe_segreduce_max_u32_merge_tiles, warpsafe_segreduce_max_u32_merge_fixup;
-    Max i64 => warpsafe_segreduce_max_i64_thread, warpsafe_segreduce_max_i64_tile4, warpsafe_segreduce_max_i64_tile16, warpsafe_segreduce_max_i64_warp, warpsafe_segreduce_max_i64_block, warpsafe_segreduce_max_i64_batches, warpsafe_segreduce_max_i64_chunks,
-        warpsafe_segreduce_max_i64_merge_starts, warpsafe_segreduce_max_i64_merge_tiles, warpsafe_segreduce_max_i64_merge_fixup;
-    Max u64 => warpsafe_segreduce_max_u64_thread, warpsafe_segreduce_max_u64_tile4, warpsafe_segreduce_max_u64_tile16, warpsafe_segreduce_max_u64_warp, warpsafe_segreduce_max_u64_block, warpsafe_segreduce_max_u64_batches, warpsafe_segreduce_max_u64_chunks,
-        warpsafe_segreduce_max_u64_merge_starts, warpsafe_segreduce_max_u64_merge_tiles, warpsafe_segreduce_max_u64_merge_fixup;
+    Sum f32 => warpsafe_segreduce_sum_f32_thread, warpsafe_segreduce_sum_f32_tile4, warpsafe_segreduce_sum_f32_tile16, warpsafe_segreduce_sum_f32_warp, warpsafe_segreduce_sum_f32_block, warpsafe_segreduce_sum_f32_batches, warpsafe_segreduce_sum_f32_chunks;
+    Sum f64 => warpsafe_segreduce_sum_f64_thread, warpsafe_segreduce_sum_f64_tile4, warpsafe_segreduce_sum_f64_tile16, warpsafe_segreduce_sum_f64_warp, warpsafe_segreduce_sum_f64_block, warpsafe_segreduce_sum_f64_batches, warpsafe_segreduce_sum_f64_chunks;
+    Sum i32 => warpsafe_segreduce_sum_i32_thread, warpsafe_segreduce_sum_i32_tile4, warpsafe_segreduce_sum_i32_tile16, warpsafe_segreduce_sum_i32_warp, warpsafe_segreduce_sum_i32_block, warpsafe_segreduce_sum_i32_batches, warpsafe_segreduce_sum_i32_chunks;
+    Sum u32 => warpsafe_segreduce_sum_u32_thread, warpsafe_segreduce_sum_u32_tile4, warpsafe_segreduce_sum_u32_tile16, warpsafe_segreduce_sum_u32_warp, warpsafe_segreduce_sum_u32_block, warpsafe_segreduce_sum_u32_batches, warpsafe_segreduce_sum_u32_chunks;
+    Sum i64 => warpsafe_segreduce_sum_i64_thread, warpsafe_segreduce_sum_i64_tile4, warpsafe_segreduce_sum_i64_tile16, warpsafe_segreduce_sum_i64_warp, warpsafe_segreduce_sum_i64_block, warpsafe_segreduce_sum_i64_batches, warpsafe_segreduce_sum_i64_chunks;
+    Sum u64 => warpsafe_segreduce_sum_u64_thread, warpsafe_segreduce_sum_u64_tile4, warpsafe_segreduce_sum_u64_tile16, warpsafe_segreduce_sum_u64_warp, warpsafe_segreduce_sum_u64_block, warpsafe_segreduce_sum_u64_batches, warpsafe_segreduce_sum_u64_chunks;
+    Min f32 => warpsafe_segreduce_min_f32_thread, warpsafe_segreduce_min_f32_tile4, warpsafe_segreduce_min_f32_tile16, warpsafe_segreduce_min_f32_warp, warpsafe_segreduce_min_f32_block, warpsafe_segreduce_min_f32_batches, warpsafe_segreduce_min_f32_chunks;
+    Min f64 => warpsafe_segreduce_min_f64_thread, warpsafe_segreduce_min_f64_tile4, warpsafe_segreduce_min_f64_tile16, warpsafe_segreduce_min_f64_warp, warpsafe_segreduce_min_f64_block, warpsafe_segreduce_min_f64_batches, warpsafe_segreduce_min_f64_chunks;
+    Min i32 => warpsafe_segreduce_min_i32_thread, warpsafe_segreduce_min_i32_tile4, warpsafe_segreduce_min_i32_tile16, warpsafe_segreduce_min_i32_warp, warpsafe_segreduce_min_i32_block, warpsafe_segreduce_min_i32_batches, warpsafe_segreduce_min_i32_chunks;
+    Min u32 => warpsafe_segreduce_min_u32_thread, warpsafe_segreduce_min_u32_tile4, warpsafe_segreduce_min_u32_tile16, warpsafe_segreduce_min_u32_warp, warpsafe_segreduce_min_u32_block, warpsafe_segreduce_min_u32_batches, warpsafe_segreduce_min_u32_chunks;
+    Min i64 => warpsafe_segreduce_min_i64_thread, warpsafe_segreduce_min_i64_tile4, warpsafe_segreduce_min_i64_tile16, warpsafe_segreduce_min_i64_warp, warpsafe_segreduce_min_i64_block, warpsafe_segreduce_min_i64_batches, warpsafe_segreduce_min_i64_chunks;
+    Min u64 => warpsafe_segreduce_min_u64_thread, warpsafe_segreduce_min_u64_tile4, warpsafe_segreduce_min_u64_tile16, warpsafe_segreduce_min_u64_warp, warpsafe_segreduce_min_u64_block, warpsafe_segreduce_min_u64_batches, warpsafe_segreduce_min_u64_chunks;
+    Max f32 => warpsafe_segreduce_max_f32_thread, warpsafe_segreduce_max_f32_tile4, warpsafe_segreduce_max_f32_tile16, warpsafe_segreduce_max_f32_warp, warpsafe_segreduce_max_f32_block, warpsafe_segreduce_max_f32_batches, warpsafe_segreduce_max_f32_chunks;
+    Max f64 => warpsafe_segreduce_max_f64_thread, warpsafe_segreduce_max_f64_tile4, warpsafe_segreduce_max_f64_tile16, warpsafe_segreduce_max_f64_warp, warpsafe_segreduce_max_f64_block, warpsafe_segreduce_max_f64_batches, warpsafe_segreduce_max_f64_chunks;
+    Max i32 => warpsafe_segreduce_max_i32_thread, warpsafe_segreduce_max_i32_tile4, warpsafe_segreduce_max_i32_tile16, warpsafe_segreduce_max_i32_warp, warpsafe_segreduce_max_i32_block, warpsafe_segreduce_max_i32_batches, warpsafe_segreduce_max_i32_chunks;
+    Max u32 => warpsafe_segreduce_max_u32_thread, warpsafe_segreduce_max_u32_tile4, warpsafe_segreduce_max_u32_tile16, warpsafe_segreduce_max_u32_warp, warpsafe_segreduce_max_u32_block, warpsafe_segreduce_max_u32_batches, warpsafe_segreduce_max_u32_chunks;
+    Max i64 => warpsafe_segreduce_max_i64_thread, warpsafe_segreduce_max_i64_tile4, warpsafe_segreduce_max_i64_tile16, warpsafe_segreduce_max_i64_warp, warpsafe_segreduce_max_i64_block, warpsafe_segreduce_max_i64_batches, warpsafe_segreduce_max_i64_chunks;
+    Max u64 => warpsafe_segreduce_max_u64_thread, warpsafe_segreduce_max_u64_tile4, warpsafe_segreduce_max_u64_tile16, warpsafe_segreduce_max_u64_warp, warpsafe_segreduce_max_u64_block, warpsafe_segreduce_max_u64_batches, warpsafe_segreduce_max_u64_chunks;
 }
 
 /// How one call gives its segments.
@@ -396,11 +336,6 @@ pub struct SegmentedReducer<T: Pod, O: SegmentedReduction<T>> {
     chunks: (Function, u32),
     /// The balanced strategy's scratch, grown with the input (`None` before its first use).
     scratch: Option<LongScratch<T>>,
-    /// The merge-path strategy's first and third kernels, and the third's wave of resident
-    /// blocks.
-    merge: (Function, Function, u32),
-    /// The merge-path strategy's scratch, grown with the input (`None` before its first use).
-    merge_scratch: Option<MergeScratch<T>>,
     /// The device's error word (module docs).
     error: DeviceBuffer<u64>,
     /// The stream of the waiting calls.
@@ -453,7 +388,6 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
             kernels.warp,
             kernels.block,
             kernels.balanced_batches,
-            kernels.merge_tiles,
         ]) {
             let function = module.untyped_kernel(untyped)?;
             resident.push(Self::wave(device, &function, Self::shared_bytes(strategy))?);
@@ -461,17 +395,12 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         }
         let chunks = module.untyped_kernel(kernels.balanced_chunks)?;
         let chunks_resident = Self::wave(device, &chunks, kernel::shared_bytes::<T>() as u32)?;
-        let merge_starts = module.untyped_kernel(kernels.merge_starts)?;
-        let merge_fixup = module.untyped_kernel(kernels.merge_fixup)?;
-        let fixup_resident = Self::wave(device, &merge_fixup, kernel::shared_bytes::<T>() as u32)?;
         Ok(SegmentedReducer {
             device: device.clone(),
             functions,
             resident,
             chunks: (chunks, chunks_resident),
             scratch: None,
-            merge: (merge_starts, merge_fixup, fixup_resident),
-            merge_scratch: None,
             options,
             error: device.upload(&[NO_ERROR])?,
             stream: device.stream()?,
@@ -490,22 +419,19 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
     }
 
     /// The strategy an offsets call uses: the options' one, or
-    /// [`SegmentStrategy::MergePath`] for `Auto`, whatever the lengths.
+    /// [`SegmentStrategy::Balanced`] for `Auto`, whatever the lengths.
     pub fn strategy_for_offsets(&self) -> SegmentStrategy {
         match self.options.strategy {
-            SegmentStrategy::Auto => SegmentStrategy::MergePath,
+            SegmentStrategy::Auto => SegmentStrategy::Balanced,
             chosen => chosen,
         }
     }
 
     /// The strategy a fixed-length call over `len` elements with segments of
-    /// `segment_len` uses: the options' one, or [`SegmentStrategy::for_fixed`] for `Auto`
-    /// and for [`SegmentStrategy::MergePath`] (an offsets-only strategy).
+    /// `segment_len` uses: the options' one, or [`SegmentStrategy::for_fixed`] for `Auto`.
     pub fn strategy_for_fixed(&self, len: u64, segment_len: u64) -> SegmentStrategy {
         match self.options.strategy {
-            SegmentStrategy::Auto | SegmentStrategy::MergePath => {
-                SegmentStrategy::for_fixed::<T, O>(len, segment_len)
-            }
+            SegmentStrategy::Auto => SegmentStrategy::for_fixed::<T, O>(len, segment_len),
             chosen => chosen,
         }
     }
@@ -516,14 +442,13 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         Ok(per_sm.max(1).saturating_mul(device.multiprocessor_count().max(1)))
     }
 
-    /// Dynamic shared memory of a strategy's launch: the block strategy's and the
-    /// merge-path strategy's tiles (and the balanced strategy's chunk kernel and the
-    /// merge-path fix-up, launched apart).
+    /// Dynamic shared memory of a strategy's launch: only the block strategy uses any
+    /// (and the balanced strategy's chunk kernel, launched apart).
     fn shared_bytes(strategy: SegmentStrategy) -> u32 {
-        match strategy {
-            SegmentStrategy::Block => kernel::shared_bytes::<T>() as u32,
-            SegmentStrategy::MergePath => kernel::merge_shared_bytes::<T>() as u32,
-            _ => 0,
+        if strategy == SegmentStrategy::Block {
+            kernel::shared_bytes::<T>() as u32
+        } else {
+            0
         }
     }
 
@@ -562,21 +487,7 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         unsafe { self.enqueue(None, input, Form::Offsets(offsets), output)? };
         let done = self.stream.synchronize();
         self.forget_scratch_on_error(done)?;
-        let mut code = self.error.download()?[0];
-        if code != NO_ERROR && self.strategy_for_offsets() == SegmentStrategy::MergePath {
-            // Bad offsets make the merge meaningless: the balanced strategy reduces the
-            // good segments, gives the bad ones the identity and finds the lowest bad one.
-            self.error.copy_from_host(&[NO_ERROR])?;
-            let chosen = self.options.strategy;
-            self.options.strategy = SegmentStrategy::Balanced;
-            // SAFETY: as above.
-            let enqueued = unsafe { self.enqueue(None, input, Form::Offsets(offsets), output) };
-            self.options.strategy = chosen;
-            enqueued?;
-            let done = self.stream.synchronize();
-            self.forget_scratch_on_error(done)?;
-            code = self.error.download()?[0];
-        }
+        let code = self.error.download()?[0];
         if code == NO_ERROR {
             return Ok(());
         }
@@ -615,8 +526,8 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
     /// # Safety
     /// The three buffers stay alive, and nothing else accesses them (the offsets and
     /// input may be read), until `stream` has run the launch; no launch of this reducer on
-    /// another stream is running (they share the error word and the balanced and
-    /// merge-path strategies' scratch).
+    /// another stream is running (they share the error word and the balanced strategy's
+    /// scratch).
     ///
     /// # Errors
     /// See the module docs.
@@ -674,11 +585,6 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
             Form::Fixed(_) => self.strategy_for_fixed(len, segment_len),
             Form::Offsets(_) => self.strategy_for_offsets(),
         };
-        if strategy == SegmentStrategy::MergePath {
-            // SAFETY: forwarded from the caller; the offsets form (the fixed form never
-            // picks this strategy) with at least one segment.
-            return unsafe { self.enqueue_merge(stream, input, offsets, segments, output) };
-        }
         let mut limits = None;
         if strategy == SegmentStrategy::Balanced {
             limits = self.long_limits(len, segments);
@@ -768,100 +674,6 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         self.forget_scratch_on_error(launched)
     }
 
-    /// Enqueues the merge-path strategy's three launches on `stream` (or the reducer's
-    /// own): the tiles' starts, the tiles, and the fix-up (skipped for one tile).
-    ///
-    /// # Safety
-    /// As for [`SegmentedReducer::reduce_offsets_on`]; `offsets` is the device address of
-    /// `segments + 1` offsets, `segments >= 1`, and the output holds `segments` elements.
-    unsafe fn enqueue_merge(
-        &mut self,
-        stream: Option<&Stream>,
-        input: &DeviceBuffer<T>,
-        offsets: u64,
-        segments: u64,
-        output: &DeviceBuffer<T>,
-    ) -> Result<(), Error> {
-        let len = input.len() as u64;
-        // At least the tiles of the merge of n <= len elements and the segment ends.
-        let tiles = len.saturating_add(segments).div_ceil(kernel::merge_tile_items::<T>()).max(1);
-        if tiles >= u32::MAX as u64 {
-            return Err(Error::unsupported("a merge-path segmented reduce of 2^32 tiles or more"));
-        }
-        self.grow_merge_scratch(stream, tiles)?;
-        let stream = stream.unwrap_or(&self.stream);
-        let scratch = self.merge_scratch.as_ref().expect("grown just above");
-        let (mut input, mut len, mut offsets, mut segment_len, mut segments) =
-            (input.device_address(), len, offsets, 0u64, segments);
-        let (mut output, mut error) = (output.device_address(), self.error.device_address());
-        let (mut starts, mut heads, mut tails, mut tiles) = (
-            scratch.starts.device_address(),
-            scratch.heads.device_address(),
-            scratch.tails.device_address(),
-            tiles,
-        );
-        let args = kernel_args![
-            input,
-            len,
-            offsets,
-            segment_len,
-            segments,
-            output,
-            error,
-            starts,
-            heads,
-            tails,
-            tiles
-        ];
-        let threads = BLOCK_THREADS as u64;
-        let cap = self.options.max_blocks.unwrap_or(u32::MAX) as u64;
-        let (starts_kernel, fixup_kernel, fixup_resident) = &self.merge;
-        let config = LaunchConfig::linear((tiles + 1).div_ceil(threads).max(1) as u32, BLOCK_THREADS);
-        // SAFETY: the merge-path kernels of `warpsafe::segmented_reduce_kernels!`, their
-        // parameter list: the offsets form (segments + 1 offsets, segments >= 1), the input
-        // of `len` elements, the output of at least `segments`, this reducer's error word;
-        // the scratch holds tiles + 1 starts and tiles heads and tails, at least
-        // ceil((len + segments) / D) tiles, used by one launch triple at a time (caller).
-        // One thread per tile boundary (tiles + 1), 1-D.
-        unsafe { self.device.launch_raw_on(stream, starts_kernel, config, &args)? };
-        let index = SegmentStrategy::MergePath.index();
-        let config = LaunchConfig {
-            shared_mem_bytes: Self::shared_bytes(SegmentStrategy::MergePath),
-            ..LaunchConfig::linear(tiles.min(cap).min(i32::MAX as u64) as u32, BLOCK_THREADS)
-        };
-        // SAFETY: as above; the tiles after the starts on the same stream, blocks of
-        // BLOCK_THREADS with `merge_shared_bytes` of dynamic shared memory.
-        unsafe { self.device.launch_raw_on(stream, &self.functions[index], config, &args)? };
-        if tiles == 1 {
-            return Ok(());
-        }
-        let config = LaunchConfig {
-            shared_mem_bytes: kernel::shared_bytes::<T>() as u32,
-            ..LaunchConfig::linear(tiles.min(cap).min(*fixup_resident as u64).max(1) as u32, BLOCK_THREADS)
-        };
-        // SAFETY: as above; the fix-up after the tiles on the same stream, with its shared
-        // bytes.
-        unsafe { self.device.launch_raw_on(stream, fixup_kernel, config, &args) }
-    }
-
-    /// Makes the merge-path strategy's scratch hold at least `tiles` tiles: new buffers
-    /// after the stream has run every earlier launch (which may use the old ones).
-    fn grow_merge_scratch(&mut self, stream: Option<&Stream>, tiles: u64) -> Result<(), Error> {
-        if let Some(scratch) = &self.merge_scratch {
-            if scratch.heads.len() as u64 >= tiles {
-                return Ok(());
-            }
-            stream.unwrap_or(&self.stream).synchronize()?;
-        }
-        let device = &self.device;
-        self.merge_scratch = Some(MergeScratch {
-            starts: device.alloc_zeroed(tiles as usize + 1)?,
-            heads: device.alloc_zeroed(tiles as usize)?,
-            tails: device.alloc_zeroed(tiles as usize)?,
-        });
-        Ok(())
-    }
-
     /// `result`, after dropping the balanced strategy's scratch when it is an error: a
     /// launch pair that did not run to its end may have left the scratch's counters
     /// non-zero, and the next call then allocates a zeroed one.
@@ -937,17 +749,6 @@ impl LongLimits {
         let chunks = self.chunks as u128 + threads * len.div_ceil(self.chunk_elements) as u128;
         self.chunks < 1 << 32 && descriptors < 1 << (64 - CHUNK_BITS) && chunks < 1 << CHUNK_BITS
     }
-}
-
-/// The merge-path strategy's scratch (`warpsafe::reduce::segmented::MergeTiles`): every
-/// element is written before it is read in each launch triple, so it is never cleared.
-struct MergeScratch<T> {
-    /// `tiles + 1` tile starts.
-    starts: DeviceBuffer<u64>,
-    /// One head partial per tile.
-    heads: DeviceBuffer<T>,
-    /// One tail partial per tile.
-    tails: DeviceBuffer<T>,
 }
 
 /// The balanced strategy's scratch (`warpsafe::reduce::segmented::LongSegments`): zeroed

@@ -25,7 +25,7 @@ use warpsafe_tests::{on_gpu, test_devices, test_program};
 const SEEDS: std::ops::Range<u64> = 0..3;
 
 /// `Auto` and every strategy.
-const STRATEGIES: [SegmentStrategy; 8] = [
+const STRATEGIES: [SegmentStrategy; 7] = [
     SegmentStrategy::Auto,
     SegmentStrategy::Thread,
     SegmentStrategy::Tile4,
@@ -33,7 +33,6 @@ const STRATEGIES: [SegmentStrategy; 8] = [
     SegmentStrategy::Warp,
     SegmentStrategy::Block,
     SegmentStrategy::Balanced,
-    SegmentStrategy::MergePath,
 ];
 
 // ---------------------------------------------------------------------------------------
@@ -120,9 +119,6 @@ impl SegmentedReduction<Affine> for Compose {
             block: &k::segreduce_affine_block,
             balanced_batches: &k::segreduce_affine_batches,
             balanced_chunks: &k::segreduce_affine_chunks,
-            merge_starts: &k::segreduce_affine_merge_starts,
-            merge_tiles: &k::segreduce_affine_merge_tiles,
-            merge_fixup: &k::segreduce_affine_merge_fixup,
         }
     }
 }
@@ -463,103 +459,6 @@ fn float_results_are_bit_identical_across_runs_seeds_and_backends() {
 }
 
 // ---------------------------------------------------------------------------------------
-// The merge path at its tile boundaries
-
-/// Segment-length lists that put the merge path's tile boundaries (every `tile` merge
-/// items: elements and segment ends together) at every awkward place: a segment closing
-/// as the last or first item of a tile, a segment spanning many tiles, floods of empty
-/// segments (one position, thousands of ends) crossing a boundary, empty segments right
-/// after a boundary, all-empty segments over several tiles.
-fn tile_boundary_cases(tile: u64) -> Vec<(String, Vec<u64>)> {
-    let mut cases = Vec::new();
-    // The close of the first segment (item `length`, after its elements) at tile - 3 ..=
-    // tile + 2, alone and after a few short segments (each end is one more item).
-    for length in tile - 3..=tile + 2 {
-        cases.push((format!("first segment of {length}"), vec![length, 5, 0, 7]));
-        cases.push((format!("after 3 short ones, {length}"), vec![3, 0, 4, length - 9, 2, 0]));
-    }
-    cases.push(("spans many tiles".into(), vec![10, 7 * tile + 13, 4, 0, 2 * tile, 1, 3 * tile - 2]));
-    let mut flood = vec![tile - 100];
-    flood.extend(std::iter::repeat_n(0, 300));
-    flood.push(50);
-    flood.extend(std::iter::repeat_n(0, 2 * tile as usize + 17));
-    flood.push(3);
-    cases.push(("empty floods across boundaries".into(), flood));
-    cases.push(("all empty over tiles".into(), vec![0; 3 * tile as usize + 1]));
-    let mut after = vec![tile - 1];
-    after.extend([0, 0, 0, tile, 0, 1]);
-    cases.push(("empty right after a boundary".into(), after));
-    cases
-}
-
-/// `T` with `O` in the merge-path strategy over [`tile_boundary_cases`], offsets starting
-/// at 0 and at 5, with 1, 3 and all blocks of the grid (a block loops over tiles), against
-/// the exact model; and the empty input with three empty segments.
-fn check_tile_boundaries<T: Element, O: SegmentedReduction<T>>(device: &Device, what: &str) {
-    let tile = warpsafe::reduce::segmented::merge_tile_items::<T>();
-    for max_blocks in [Some(1), Some(3), None] {
-        let options =
-            SegmentedOptions { strategy: SegmentStrategy::MergePath, max_blocks, ..Default::default() };
-        let mut reducer = SegmentedReducer::<T, O>::with_options(device, options).unwrap();
-        for (name, lengths) in tile_boundary_cases(tile) {
-            for first in [0, 5] {
-                let offsets = offsets_of(first, &lengths);
-                let n = *offsets.last().unwrap() as usize + 3;
-                let data: Vec<T> = random(n, n as u64 + first).into_iter().map(T::of).collect();
-                let (expected, exact) = model(&data, &offsets, O::default());
-                let sentinel = T::of(0xdead);
-                let mut output = device.upload(&vec![sentinel; lengths.len() + 1]).unwrap();
-                reducer
-                    .reduce_offsets(
-                        &device.upload(&data).unwrap(),
-                        &device.upload(&offsets).unwrap(),
-                        &mut output,
-                    )
-                    .unwrap();
-                let got = output.download().unwrap();
-                let case = format!("{what} merge path {name} from {first}, {max_blocks:?} blocks");
-                compare(&got[..lengths.len()], &expected, &exact, &lengths, &case);
-                assert_eq!(got[lengths.len()], sentinel, "{case}: wrote past the segments");
-            }
-        }
-        let empty: DeviceBuffer<T> = device.alloc_zeroed(0).unwrap();
-        let mut output = device.upload(&[T::of(1); 3]).unwrap();
-        reducer.reduce_offsets(&empty, &device.upload(&[0u64, 0, 0, 0]).unwrap(), &mut output).unwrap();
-        assert_eq!(output.download().unwrap(), [O::default().identity(); 3], "{what} empty input");
-    }
-}
-
-#[test]
-fn merge_path_tile_boundaries() {
-    for device in test_devices("segmented_merge_tiles") {
-        check_tile_boundaries::<i32, Sum>(&device, "i32 sum");
-        check_tile_boundaries::<Affine, Compose>(&device, "affine composition");
-        check_tile_boundaries::<f64, Max>(&device, "f64 max");
-    }
-}
-
-#[test]
-fn merge_path_takes_a_flood_of_empty_segments() {
-    // 10^5 empty segments at one position between two short ones: 33 tiles of segment
-    // ends with no element, then a segment whose elements come after them.
-    for device in test_devices("segmented_merge_flood") {
-        let mut lengths = vec![7];
-        lengths.extend(std::iter::repeat_n(0, 100_000));
-        lengths.push(9);
-        let offsets = offsets_of(2, &lengths);
-        let data: Vec<i32> = random(20, 3).into_iter().map(i32::of).collect();
-        let (expected, _) = model(&data, &offsets, Sum);
-        let mut reducer = SegmentedReducer::<i32, Sum>::new(&device).unwrap();
-        assert_eq!(reducer.strategy_for_offsets(), SegmentStrategy::MergePath);
-        let mut output = device.alloc_zeroed::<i32>(lengths.len()).unwrap();
-        reducer
-            .reduce_offsets(&device.upload(&data).unwrap(), &device.upload(&offsets).unwrap(), &mut output)
-            .unwrap();
-        assert_eq!(output.download().unwrap(), expected);
-    }
-}
-
-// ---------------------------------------------------------------------------------------
 // The balanced strategy with tiny limits
 
 /// `(long_elements, chunk_elements)` of the balanced tests: tiny, so that the emulator
@@ -592,7 +491,7 @@ fn around_limits(long: u64, chunk: u64) -> Vec<u64> {
     ]
 }
 
-/// `T` with `O` in the balanced strategy (no longer `Auto`'s for offsets) with tiny limits,
+/// `T` with `O` in the balanced strategy (and `Auto`, which is it for offsets) with tiny limits,
 /// on every pattern and the lengths around the limits, each called twice in a row (the
 /// second call finds the scratch as the first left it: reset).
 fn check_balanced<T: Element, O: SegmentedReduction<T>>(device: &Device, what: &str) {
@@ -608,26 +507,32 @@ fn check_balanced<T: Element, O: SegmentedReduction<T>>(device: &Device, what: &
         let mut reducer = SegmentedReducer::<T, O>::with_options(device, options).unwrap();
         let mut cases = patterns(scale);
         cases.push(("around the limits", around_limits(long, chunk)));
-        let strategy = SegmentStrategy::Balanced;
-        reducer.set_strategy(strategy);
-        for (name, lengths) in &cases {
-            if !on_gpu(device) && lengths.iter().sum::<u64>() / chunk > EMULATED_CHUNKS {
+        // Auto is the balanced strategy for offsets: checked with the first limits only.
+        let auto = (long, chunk) == BALANCED_LIMITS[0];
+        for strategy in [SegmentStrategy::Balanced, SegmentStrategy::Auto] {
+            if strategy == SegmentStrategy::Auto && !auto {
                 continue;
             }
-            let offsets = offsets_of(5, lengths);
-            let n = *offsets.last().unwrap() as usize + 1;
-            let data: Vec<T> = random(n, n as u64 ^ long).into_iter().map(T::of).collect();
-            let (expected, exact) = model(&data, &offsets, O::default());
-            let input = device.upload(&data).unwrap();
-            let offsets_buffer = device.upload(&offsets).unwrap();
-            for call in 0..2 {
-                let sentinel = T::of(0xbeef + call);
-                let mut output = device.upload(&vec![sentinel; lengths.len() + 1]).unwrap();
-                reducer.reduce_offsets(&input, &offsets_buffer, &mut output).unwrap();
-                let got = output.download().unwrap();
-                let case = format!("{what} {strategy:?} long {long} chunk {chunk} {name}, call {call}");
-                compare(&got[..lengths.len()], &expected, &exact, lengths, &case);
-                assert_eq!(got[lengths.len()], sentinel, "{case}: wrote past the segments");
+            reducer.set_strategy(strategy);
+            for (name, lengths) in &cases {
+                if !on_gpu(device) && lengths.iter().sum::<u64>() / chunk > EMULATED_CHUNKS {
+                    continue;
+                }
+                let offsets = offsets_of(5, lengths);
+                let n = *offsets.last().unwrap() as usize + 1;
+                let data: Vec<T> = random(n, n as u64 ^ long).into_iter().map(T::of).collect();
+                let (expected, exact) = model(&data, &offsets, O::default());
+                let input = device.upload(&data).unwrap();
+                let offsets_buffer = device.upload(&offsets).unwrap();
+                for call in 0..2 {
+                    let sentinel = T::of(0xbeef + call);
+                    let mut output = device.upload(&vec![sentinel; lengths.len() + 1]).unwrap();
+                    reducer.reduce_offsets(&input, &offsets_buffer, &mut output).unwrap();
+                    let got = output.download().unwrap();
+                    let case = format!("{what} {strategy:?} long {long} chunk {chunk} {name}, call {call}");
+                    compare(&got[..lengths.len()], &expected, &exact, lengths, &case);
+                    assert_eq!(got[lengths.len()], sentinel, "{case}: wrote past the segments");
+                }
             }
         }
     }
@@ -648,9 +553,7 @@ fn balanced_splits_long_segments_into_chunks() {
 fn balanced_bad_offsets_never_overflow_the_scratch() {
     // Valid segments that overlap across bad ones ([0, 10) three times, [2, 10) once): more
     // long elements than the input holds, so more chunks than the scratch has room for.
-    // Those the scratch cannot take are reduced by the batch kernel's warps instead. (Auto
-    // is the merge path for offsets, which finds the bad offsets and reruns the call with
-    // the balanced strategy.)
+    // Those the scratch cannot take are reduced by the batch kernel's warps instead.
     for device in test_devices("segmented_balanced_bad") {
         let options =
             SegmentedOptions { long_elements: Some(2), chunk_elements: Some(2), ..Default::default() };
@@ -780,17 +683,12 @@ fn auto_picks_by_average_length() {
     assert_eq!(pick(1024 << 10, 1 << 10), SegmentStrategy::Warp);
     assert_eq!(pick(65536 << 10, 1 << 10), SegmentStrategy::Block);
     assert_eq!(pick(0, 0), SegmentStrategy::Thread);
-    // Auto: the merge path for offsets (whatever the lengths); for a fixed length the warp
-    // rows (32 bytes of i32) or else the average.
-    let mut reducer = SegmentedReducer::<i32, Sum>::new(&Device::emulator()).unwrap();
-    assert_eq!(reducer.strategy_for_offsets(), SegmentStrategy::MergePath);
+    // Auto: balanced for offsets (whatever the lengths); for a fixed length the warp rows
+    // (32 bytes of i32) or else the average.
+    let reducer = SegmentedReducer::<i32, Sum>::new(&Device::emulator()).unwrap();
+    assert_eq!(reducer.strategy_for_offsets(), SegmentStrategy::Balanced);
     assert_eq!(reducer.strategy_for_fixed(8 << 20, 8), SegmentStrategy::Thread);
     assert_eq!(reducer.strategy_for_fixed(12 << 20, 12), SegmentStrategy::Tile4);
-    // The merge path is for offsets: for the fixed form it is Auto's choice.
-    reducer.set_strategy(SegmentStrategy::MergePath);
-    assert_eq!(reducer.strategy_for_fixed(12 << 20, 12), SegmentStrategy::Tile4);
-    reducer.set_strategy(SegmentStrategy::Balanced);
-    assert_eq!(reducer.strategy_for_offsets(), SegmentStrategy::Balanced);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -58,7 +58,6 @@ pub fn strategy_name(s: SegmentStrategy) -> &'static str {
         SegmentStrategy::Warp => "warp",
         SegmentStrategy::Block => "block",
         SegmentStrategy::Balanced => "balanced",
-        SegmentStrategy::MergePath => "merge-path",
     }
 }
 
@@ -68,9 +67,9 @@ pub fn strategies() -> impl Iterator<Item = SegmentStrategy> {
 }
 
 fn parse_strategy(s: &str) -> Result<SegmentStrategy, String> {
-    strategies().find(|&st| strategy_name(st) == s).ok_or_else(|| {
-        format!("unknown strategy '{s}' (auto, thread, tile4, tile16, warp, block, balanced, merge-path)")
-    })
+    strategies()
+        .find(|&st| strategy_name(st) == s)
+        .ok_or_else(|| format!("unknown strategy '{s}' (auto, thread, tile4, tile16, warp, block, balanced)"))
 }
 
 fn parse_pattern(s: &str) -> Result<Pattern, String> {
@@ -100,9 +99,8 @@ struct Cli {
     /// 65536 and power-law). A fixed length longer than the input is skipped at that size.
     #[arg(long, value_delimiter = ',', value_parser = parse_pattern)]
     patterns: Option<Vec<Pattern>>,
-    /// warpsafe's strategies among auto, thread, tile4, tile16, warp, block, balanced,
-    /// merge-path, each measured (default auto; the targets judge auto; merge-path is for
-    /// offsets, on the fixed patterns it is auto).
+    /// warpsafe's strategies among auto, thread, tile4, tile16, warp, block, balanced, each measured
+    /// (default auto; the targets judge auto).
     #[arg(long, value_delimiter = ',', value_parser = parse_strategy)]
     strategy: Option<Vec<SegmentStrategy>>,
     /// Skip the read ceiling.

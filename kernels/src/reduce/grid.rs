@@ -106,9 +106,8 @@ pub(super) fn head_elements<T>(address: u64, len: u64) -> u64 {
     ((bytes - address % bytes) % bytes / size_of::<T>() as u64).min(len)
 }
 
-/// One 16-byte vector of input, aligned so that it loads with one `ld.v4.b32` (and moves
-/// through shared memory with one `st.shared.v4`).
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+/// One 16-byte vector of input, aligned so that it loads with one `ld.v4.b32`.
+#[derive(Clone, Copy)]
 #[repr(C, align(16))]
 pub(super) struct Vector(pub(super) [u8; VECTOR_BYTES]);
 

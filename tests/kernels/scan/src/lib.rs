@@ -101,7 +101,7 @@ warpsafe::select_kernels! {
 }
 
 warpsafe::segmented_reduce_kernels! {
-    Affine, Then => segreduce_affine_thread, segreduce_affine_tile4, segreduce_affine_tile16, segreduce_affine_warp, segreduce_affine_block, segreduce_affine_batches, segreduce_affine_chunks, segreduce_affine_merge_starts, segreduce_affine_merge_tiles, segreduce_affine_merge_fixup;
+    Affine, Then => segreduce_affine_thread, segreduce_affine_tile4, segreduce_affine_tile16, segreduce_affine_warp, segreduce_affine_block, segreduce_affine_batches, segreduce_affine_chunks;
 }
 
 /// Status slots that keep each value in a plain array and announce it with a separate

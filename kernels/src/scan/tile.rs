@@ -340,11 +340,7 @@ pub unsafe fn load<T: Pod, const ITEMS: usize>(
             // bodies with constant bounds: unrolled, the array in registers.)
             let mut loaded = [[0u32; 4]; VECTORS_IN_REGISTERS];
             for batch in (0..vectors).step_by(VECTORS_IN_REGISTERS) {
-                let count = if vectors - batch < VECTORS_IN_REGISTERS {
-                    vectors - batch
-                } else {
-                    VECTORS_IN_REGISTERS
-                };
+                let count = (vectors - batch).min(VECTORS_IN_REGISTERS);
                 #[allow(clippy::needless_range_loop)]
                 for v in 0..count {
                     let g = (batch + v) * WARP_SIZE as usize + lane;
@@ -432,11 +428,7 @@ pub unsafe fn store<T: Pod, const ITEMS: usize>(data: *mut T, first: u64, len: u
             // stores. (Constant bounds: unrolled, the array in registers.)
             let mut staged = [[0u32; 4]; VECTORS_IN_REGISTERS];
             for batch in (0..vectors).step_by(VECTORS_IN_REGISTERS) {
-                let count = if vectors - batch < VECTORS_IN_REGISTERS {
-                    vectors - batch
-                } else {
-                    VECTORS_IN_REGISTERS
-                };
+                let count = (vectors - batch).min(VECTORS_IN_REGISTERS);
                 #[allow(clippy::needless_range_loop)]
                 for v in 0..count {
                     // SAFETY: written before the warp barrier; in bounds.

@@ -125,6 +125,10 @@ pub enum SelectForm {
     Partition,
 }
 
+/// Dynamic shared memory a kernel gets without opting in to more (48 KiB on every GPU
+/// since sm_70); a scan's or selection's tile staging must fit in it.
+const SHARED_WITHOUT_OPT_IN: usize = 48 * 1024;
+
 /// Launch settings of a [`Scanner`] or [`Selector`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScanOptions {
@@ -147,13 +151,7 @@ impl ScanOptions {
     pub fn select() -> ScanOptions {
         ScanOptions { block_threads: kernel_select::BLOCK_THREADS }
     }
-}
 
-/// Dynamic shared memory a kernel gets without opting in to more (48 KiB on every GPU
-/// since sm_70); a scan's or selection's tile staging must fit in it.
-const SHARED_WITHOUT_OPT_IN: usize = 48 * 1024;
-
-impl ScanOptions {
     /// Refuses a block size the kernels cannot run with: not a multiple of 32 from 32 to
     /// 512, or a tile staging (`shared_bytes` with this block size) over 48 KiB.
     fn check(self, shared_bytes: impl Fn(u32) -> usize) -> Result<ScanOptions, Error> {

@@ -32,27 +32,19 @@
 //!   for `j = 0`).
 //!
 //! # The look-back
-//! Warp 0 of tile `t = 32 w + j` issues one round of loads, all in flight together (lane
-//! `l`): the aggregates of tile `l` of its own window (if `l < j`) and of windows `w - 1`
-//! and `w - 2`, the base of window `w - l` and the total of window `w - 1 - l` (32
-//! windows, 1024 tiles, within one round trip). It polls, reading again in every round
-//! whatever is still missing, until it has its window's earlier aggregates, and computes
-//! `P_w(j)`. Then:
+//! Warp 0 of tile `t = 32 w + j` issues one round of loads, all in flight together: the
+//! aggregates of the tiles before it in its window (lane `l < j`), the aggregates of
+//! window `w - 1` (lane `l`), the bases of windows `w - l` and the totals of windows
+//! `w - 1 - l` (lane `l`: 32 windows, 1024 tiles, within one round trip). It polls only
+//! for aggregates, which every running block publishes early, and computes `P_w(j)`. Then:
 //! - if its window's base is published (its first tile has finished), that is `E(w - 1)`;
-//! - otherwise it takes each total `T(w - 1 - m)` that is published, and `T(w - 1)` and
-//!   `T(w - 2)` also from the scans of those windows' aggregates (the same bits), finds
-//!   the newest window `w - l` whose base is published with every total between it and
-//!   `w - 1` known, and folds left to right:
+//! - otherwise it takes `T(w - 1)` (published, or the scan of window `w - 1`'s aggregates:
+//!   the same bits), finds the newest window `w - l` whose base is published with every
+//!   total between it and `w - 1` published too, and folds left to right:
 //!   `E(w - 1) = ((E(w - l - 1) ⊕ T(w - l)) ⊕ ...) ⊕ T(w - 1)`, exactly the canonical
 //!   expression;
-//! - if there is none yet, it reads what is missing again (some tile of every earlier
-//!   window is running and depends only on earlier tiles, so it arrives).
-//!
-//! Every poll is a round trip to L2 under the load of the whole scan, so the design keeps
-//! them few: the far bases and totals are read in the same rounds as the window's own
-//! aggregates (when those are in, the rest is at most one round old), and the two
-//! newest totals do not wait for the tiles that publish them (a window's last tile
-//! publishes its total only after polling its own window).
+//! - if there is none yet, it reads the bases and totals again (some tile of every earlier
+//!   window is running and depends only on earlier tiles, so they arrive).
 //!
 //! For a given input, element type, operator and tile length the result is the same bits
 //! on every run, on every GPU and on the emulator. Operators need not commute: every
@@ -345,25 +337,30 @@ unsafe fn look_back<T: Pod, Op: Operator<T>, S: TileStatus<T>>(
         // SAFETY: this tile's aggregate, published once, by one thread.
         unsafe { status.publish(Slot::aggregate(tile), aggregate) };
     }
-    // SAFETY: `window` and `position` are the tile's, a tile of the launch (contract).
-    let mut reads = unsafe { Reads::issue(status, window, position) };
-    // SAFETY: all 32 lanes of warp 0 are here (every loop condition is a vote).
-    while !unsafe { raw::all_sync(FULL_MASK, reads.own.settled()) } {
+    // One round of loads, all in flight together (module docs).
+    // SAFETY: earlier tiles of this window, window `window - 1`'s tiles, earlier windows:
+    // all of the launch (contract).
+    let mut own = unsafe { Polled::issue(status, lane < position, Slot { window, index: lane }) };
+    let previous = window.checked_sub(1);
+    let mut before = match previous {
         // SAFETY: as above.
-        unsafe { reads.retry(status) };
-    }
-    let own_value = if lane == position { aggregate } else { reads.own.value.unwrap_or(op.identity()) };
+        Some(p) => unsafe { Polled::issue(status, true, Slot { window: p, index: lane }) },
+        None => Polled::nothing(),
+    };
+    // SAFETY: as above.
+    let mut far = unsafe { Far::issue(status, window, lane) };
+    own.wait(status);
+    let own_value = if lane == position { aggregate } else { own.value.unwrap_or(op.identity()) };
     // SAFETY: all 32 lanes of warp 0 are here.
     let own_scan = unsafe { warp::inclusive_scan_full(own_value, op) };
     if position == WARP_SIZE - 1 && lane == WARP_SIZE - 1 {
         // SAFETY: the window's total, published once, by its last tile.
         unsafe { status.publish(Slot::total(window), own_scan) };
     }
-    let base = if window == 0 {
-        op.identity()
-    } else {
-        // SAFETY: all 32 lanes are here; `reads` were issued for this window `> 0`.
-        unsafe { find_base(status, &mut reads, op) }
+    let base = match previous {
+        None => op.identity(),
+        // SAFETY: all 32 lanes are here.
+        Some(_) => unsafe { find_base(status, &mut before, &mut far, op) },
     };
     if position == 0 && lane == 0 {
         // SAFETY: the window's base, published once, by its first tile.
@@ -387,6 +384,12 @@ struct Polled<T> {
 }
 
 impl<T: Pod> Polled<T> {
+    /// No slot.
+    #[inline(always)]
+    fn nothing() -> Polled<T> {
+        Polled { slot: Slot { window: 0, index: 0 }, reads: false, value: None }
+    }
+
     /// Reads `slot` once if `reads`.
     ///
     /// # Safety
@@ -404,8 +407,17 @@ impl<T: Pod> Polled<T> {
     fn retry<S: TileStatus<T>>(&mut self, status: S) {
         if self.reads && self.value.is_none() {
             // SAFETY: a slot of the launch (the contract of `issue`, the only constructor
-            // of a `Polled`).
+            // of a reading `Polled`).
             self.value = unsafe { status.read(self.slot) };
+        }
+    }
+
+    /// Polls until the slot has a value: for aggregates, which running blocks publish
+    /// early.
+    #[inline(always)]
+    fn wait<S: TileStatus<T>>(&mut self, status: S) {
+        while self.reads && self.value.is_none() {
+            self.retry(status);
         }
     }
 
@@ -416,142 +428,98 @@ impl<T: Pod> Polled<T> {
     }
 }
 
-/// One lane's reads for the look-back of a tile at `position` in window `w` (module
-/// docs): lane `l` reads the aggregates of tile `l` of windows `w` (if `l < position`),
-/// `w - 1` and `w - 2`, the base of window `w - l` and the total of window `w - 1 - l`
-/// (those that exist).
+/// One lane's reads of the far windows: the base of window `window - lane` and the total
+/// of window `window - 1 - lane`.
 #[derive(Clone, Copy)]
-struct Reads<T> {
-    own: Polled<T>,
-    before: Polled<T>,
-    older: Polled<T>,
+struct Far<T> {
     base: Polled<T>,
     total: Polled<T>,
 }
 
-impl<T: Pod> Reads<T> {
-    /// Issues every read once, all in flight together.
+impl<T: Pod> Far<T> {
+    /// Reads the base of window `window - lane` and the total of `window - 1 - lane`
+    /// (those that exist).
     ///
     /// # Safety
-    /// Called by all 32 lanes of a warp; `window` is a window of the launch of `status`
-    /// and `position < 32`; every later call passes the same `status`.
+    /// `window` is a window of the launch of `status`, used for every later call.
     #[inline(always)]
-    unsafe fn issue<S: TileStatus<T>>(status: S, window: u64, position: u32) -> Reads<T> {
-        let lane = thread::lane_id();
-        let aggregate = |w: u64| Slot { window: w, index: lane };
-        let l = lane as u64;
-        // SAFETY: windows `window`, `window - 1`, `window - 2`, `window - l` and
-        // `window - 1 - l` where they are not negative: all of the launch (contract).
+    unsafe fn issue<S: TileStatus<T>>(status: S, window: u64, lane: u32) -> Far<T> {
+        let lane = lane as u64;
+        // SAFETY: windows `window - lane >= 0` and `window - 1 - lane >= 0` of the launch.
         unsafe {
-            Reads {
-                own: Polled::issue(status, lane < position, aggregate(window)),
-                before: Polled::issue(status, window >= 1, aggregate(window.wrapping_sub(1))),
-                older: Polled::issue(status, window >= 2, aggregate(window.wrapping_sub(2))),
-                base: Polled::issue(status, l <= window, Slot::base(window.wrapping_sub(l))),
-                total: Polled::issue(status, l < window, Slot::total(window.wrapping_sub(l + 1))),
+            Far {
+                base: Polled::issue(status, lane <= window, Slot::base(window.wrapping_sub(lane))),
+                total: Polled::issue(status, lane < window, Slot::total(window.wrapping_sub(lane + 1))),
             }
         }
     }
 
-    /// Reads again what the look-back may still need and has no value yet: the
-    /// aggregates; this window's base, and the others only while no earlier window's base
-    /// is known (a newer one is published by a window's first tile at the end of its own
-    /// look-back, so one rarely appears before the totals it would spare); the totals
-    /// between this window and the newest known base.
-    ///
-    /// # Safety
-    /// Called by all 32 lanes of the warp that issued the reads.
     #[inline(always)]
-    unsafe fn retry<S: TileStatus<T>>(&mut self, status: S) {
-        let lane = thread::lane_id();
-        // SAFETY: all 32 lanes are here (contract).
-        let earlier_bases = unsafe { raw::ballot_sync(FULL_MASK, self.base.value.is_some()) } & !1;
-        let newest = if earlier_bases == 0 { WARP_SIZE } else { earlier_bases.trailing_zeros() };
-        self.own.retry(status);
-        self.before.retry(status);
-        self.older.retry(status);
-        if lane == 0 || newest == WARP_SIZE {
-            self.base.retry(status);
-        }
-        if lane < newest {
-            self.total.retry(status);
-        }
+    fn retry<S: TileStatus<T>>(&mut self, status: S) {
+        self.base.retry(status);
+        self.total.retry(status);
     }
 }
 
-/// `T(w')` for the window whose 32 aggregates the lanes hold in `aggregates`, if every
-/// one is there: the same scan (and so the same bits) the window's last tile publishes.
+/// `E(w - 1)` for the caller's window `w > 0` (module docs), from the lanes' reads of
+/// window `w - 1`'s aggregates (`before`) and of the far bases and totals.
 ///
 /// # Safety
-/// Called by all 32 lanes of a warp.
+/// As for [`look_back`].
 #[inline(always)]
-unsafe fn window_total<T: Pod, Op: Operator<T>>(aggregates: &Polled<T>, op: Op) -> Option<T> {
-    // SAFETY: all 32 lanes are here (contract).
-    if !unsafe { raw::all_sync(FULL_MASK, aggregates.value.is_some()) } {
-        return None;
-    }
-    // SAFETY: as above.
-    let scan = unsafe { warp::inclusive_scan_full(aggregates.value.unwrap_or(op.identity()), op) };
-    // SAFETY: as above.
-    Some(unsafe { raw::shfl_idx_sync(FULL_MASK, scan, WARP_SIZE - 1, WARP_SIZE) })
-}
-
-/// `E(w - 1)` for the caller's window `w > 0` (module docs), from its lanes' reads.
-///
-/// # Safety
-/// As for [`look_back`]; `reads` were issued for window `w`.
-#[inline(always)]
-unsafe fn find_base<T: Pod, Op: Operator<T>, S: TileStatus<T>>(status: S, reads: &mut Reads<T>, op: Op) -> T {
-    let lane = thread::lane_id();
+unsafe fn find_base<T: Pod, Op: Operator<T>, S: TileStatus<T>>(
+    status: S,
+    before: &mut Polled<T>,
+    far: &mut Far<T>,
+    op: Op,
+) -> T {
     loop {
         // SAFETY: all 32 lanes are here (every decision below is uniform over the warp).
-        let bases = unsafe { raw::ballot_sync(FULL_MASK, reads.base.value.is_some()) };
+        let bases = unsafe { raw::ballot_sync(FULL_MASK, far.base.value.is_some()) };
         if bases & 1 != 0 {
             // The window's own base: its first tile has finished.
             // SAFETY: as above.
             return unsafe {
-                raw::shfl_idx_sync(FULL_MASK, reads.base.value.unwrap_or(op.identity()), 0, WARP_SIZE)
+                raw::shfl_idx_sync(FULL_MASK, far.base.value.unwrap_or(op.identity()), 0, WARP_SIZE)
             };
         }
-        // Lane `m` holds `T(w - 1 - m)` where known: published, or (lanes 0 and 1) the scan
-        // of the aggregates of windows `w - 1` and `w - 2`, the same bits.
         // SAFETY: as above.
-        let published = unsafe { raw::ballot_sync(FULL_MASK, reads.total.value.is_some()) };
-        let scanned = |polled: &Polled<T>, m: u32| {
-            if published & (1 << m) == 0 {
-                // SAFETY: as above (`published` is the same on every lane).
-                unsafe { window_total(polled, op) }
-            } else {
-                None
-            }
-        };
-        let (last, second_last) = (scanned(&reads.before, 0), scanned(&reads.older, 1));
-        let known = published | last.is_some() as u32 | (second_last.is_some() as u32) << 1;
-        let mine = match (reads.total.value, lane) {
-            (Some(total), _) => total,
-            (None, 0) => last.unwrap_or(op.identity()),
-            (None, 1) => second_last.unwrap_or(op.identity()),
-            (None, _) => op.identity(),
-        };
-        // The base of window `w - l` (lane `l >= 1`) is usable when the totals of windows
-        // `w - l .. w - 1` (lanes `0 .. l - 1`) are known.
-        let run = (!known).trailing_zeros();
-        let reach = if run >= WARP_SIZE - 1 { u32::MAX } else { (1u32 << (run + 1)) - 1 };
-        let usable = bases & reach & !1;
-        if usable != 0 {
-            let l = usable.trailing_zeros();
+        let totals = unsafe { raw::ballot_sync(FULL_MASK, far.total.value.is_some()) };
+        // SAFETY: as above.
+        let before_complete = unsafe { raw::all_sync(FULL_MASK, before.settled()) };
+        if totals & 1 != 0 || before_complete {
+            // T(window - 1): published, or the same scan of its aggregates.
             // SAFETY: as above.
-            let mut base = unsafe {
-                raw::shfl_idx_sync(FULL_MASK, reads.base.value.unwrap_or(op.identity()), l, WARP_SIZE)
-            };
-            for m in (0..l).rev() {
-                // SAFETY: as above (the loop count is uniform).
-                base = op.combine(base, unsafe { raw::shfl_idx_sync(FULL_MASK, mine, m, WARP_SIZE) });
+            let scan = unsafe { warp::inclusive_scan_full(before.value.unwrap_or(op.identity()), op) };
+            let mine = if totals & 1 != 0 { far.total.value.unwrap_or(op.identity()) } else { scan };
+            let source = if totals & 1 != 0 { 0 } else { WARP_SIZE - 1 };
+            // SAFETY: as above.
+            let last_total = unsafe { raw::shfl_idx_sync(FULL_MASK, mine, source, WARP_SIZE) };
+            // Base of window `window - l` usable when the totals of windows
+            // `window - l .. window - 2` (lanes 1 .. l - 1) are published.
+            let run = (!(totals >> 1)).trailing_zeros();
+            let reach = if run >= WARP_SIZE - 2 { u32::MAX } else { (1u32 << (run + 2)) - 1 };
+            let usable = bases & reach & !1;
+            if usable != 0 {
+                let l = usable.trailing_zeros();
+                // SAFETY: as above.
+                let mut base = unsafe {
+                    raw::shfl_idx_sync(FULL_MASK, far.base.value.unwrap_or(op.identity()), l, WARP_SIZE)
+                };
+                let mut m = l;
+                while m > 1 {
+                    m -= 1;
+                    // SAFETY: as above (the loop count is uniform).
+                    let total = unsafe {
+                        raw::shfl_idx_sync(FULL_MASK, far.total.value.unwrap_or(op.identity()), m, WARP_SIZE)
+                    };
+                    base = op.combine(base, total);
+                }
+                return op.combine(base, last_total);
             }
-            return base;
         }
         // Nothing usable yet: read what is missing again.
-        // SAFETY: as above.
-        unsafe { reads.retry(status) };
+        before.retry(status);
+        far.retry(status);
     }
 }

@@ -23,6 +23,11 @@ pub struct Args {
     pub strategies: Vec<SegmentStrategy>,
     /// Measure the read ceiling.
     pub ceiling: bool,
+    /// The balanced strategy's `long_elements` and `chunk_elements`, in bytes of `f32`
+    /// (`None`: the library's defaults), for sweeps of its hand-off.
+    pub long_bytes: Option<u64>,
+    /// See `long_bytes`.
+    pub chunk_bytes: Option<u64>,
 }
 
 impl Args {
@@ -106,6 +111,14 @@ struct Cli {
     /// Skip the read ceiling.
     #[arg(long)]
     no_ceiling: bool,
+    /// The balanced strategy: segments longer than this many bytes are cut into chunks
+    /// that all blocks share (default the library's, `LONG_SEGMENT_BYTES`; a multiple of 4).
+    #[arg(long, value_parser = parse_f32_bytes)]
+    long_bytes: Option<u64>,
+    /// The balanced strategy: bytes per chunk of a long segment (default the library's,
+    /// `CHUNK_BYTES`; a multiple of 4).
+    #[arg(long, value_parser = parse_f32_bytes)]
+    chunk_bytes: Option<u64>,
     /// Where segmented_cub is compiled.
     #[arg(long, default_value = "target/segreduce-bench-cub")]
     cub_build_dir: PathBuf,
@@ -139,7 +152,17 @@ pub fn parse(argv: &[String]) -> Result<Args, clap::Error> {
         counts,
         patterns: dedup(cli.patterns.unwrap_or_else(|| Pattern::DEFAULT.to_vec())),
         strategies: dedup(cli.strategy.unwrap_or_else(|| vec![SegmentStrategy::Auto])),
+        long_bytes: cli.long_bytes,
+        chunk_bytes: cli.chunk_bytes,
     })
+}
+
+/// A byte count of whole `f32`s, at least one.
+fn parse_f32_bytes(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(bytes) if bytes >= 4 && bytes % 4 == 0 => Ok(bytes),
+        _ => Err(format!("'{s}' is not a positive multiple of 4 bytes")),
+    }
 }
 
 #[cfg(test)]
@@ -185,6 +208,9 @@ mod tests {
         assert_eq!(e.points().len(), 2 + 6 + 6, "only L=1 and power-law fit one element");
         assert_eq!(cli(&["--sizes", "12,10", "--counts", "4097"]).unwrap().counts, vec![1024, 4096, 4097]);
         assert!(!cli(&["--no-ceiling"]).unwrap().ceiling);
+        let sweep = cli(&["--long-bytes", "32768", "--chunk-bytes", "65536"]).unwrap();
+        assert_eq!((sweep.long_bytes, sweep.chunk_bytes), (Some(32768), Some(65536)));
+        assert_eq!((a.long_bytes, a.chunk_bytes), (None, None));
     }
 
     #[test]
@@ -194,5 +220,10 @@ mod tests {
         assert!(cli(&["--patterns", "0"]).unwrap_err().to_string().contains("unknown pattern '0'"));
         assert!(cli(&["--sizes", "31"]).unwrap_err().to_string().contains("--sizes"));
         assert_eq!(cli(&["--help"]).unwrap_err().kind(), ErrorKind::DisplayHelp);
+        assert!(cli(&["--chunk-bytes", "6"])
+            .unwrap_err()
+            .to_string()
+            .contains("not a positive multiple of 4"));
+        assert!(cli(&["--long-bytes", "0"]).unwrap_err().to_string().contains("--long-bytes"));
     }
 }

@@ -17,7 +17,7 @@ use warpsafe_bench::segmented::cli::{strategy_name, Args};
 use warpsafe_bench::segmented::data::{self, Pattern};
 use warpsafe_bench::segmented::report::{self, Row, CEILING};
 use warpsafe_bench::timing::{self, StreamClock};
-use warpsafe_host::segmented::{SegmentStrategy, SegmentedReducer};
+use warpsafe_host::segmented::{SegmentStrategy, SegmentedOptions, SegmentedReducer};
 use warpsafe_host::{DeviceBuffer, Module, Stream};
 
 const TOOL: &str = "segreduce-bench";
@@ -48,7 +48,13 @@ batches of at least 1 call, at most 3 batches",
         None
     };
     let roofline = module.as_ref().map(|m| Roofline::new(&s.device, m)).transpose()?;
-    let reducer = SegmentedReducer::<f32, Sum>::new(&s.device).context("SegmentedReducer<f32, Sum>")?;
+    let options = SegmentedOptions {
+        long_elements: args.long_bytes.map(|b| b / 4),
+        chunk_elements: args.chunk_bytes.map(|b| b / 4),
+        ..SegmentedOptions::default()
+    };
+    let reducer = SegmentedReducer::<f32, Sum>::with_options(&s.device, options)
+        .context("SegmentedReducer<f32, Sum>")?;
     let mut ctx = Ctx { s, args, roofline, reducer, _module: module };
     for &n in &args.counts {
         let patterns: Vec<Pattern> = args.patterns.iter().copied().filter(|p| p.fits(n)).collect();

@@ -101,7 +101,8 @@
 //! a 4-lane tile, up to [`SegmentedOptions::long_elements`] (default
 //! `warpsafe::reduce::segmented::LONG_SEGMENT_BYTES`, 8 KiB, over the element size) by
 //! the whole warp; a longer one is cut into chunks of
-//! [`SegmentedOptions::chunk_elements`] (default `CHUNK_BYTES`, 16 KiB) and handed to the
+//! [`SegmentedOptions::chunk_elements`] (default `chunk_bytes(input bytes)`: the input
+//! over 512, a power of two from 16 to 128 KiB) and handed to the
 //! second launch, where every block of the grid takes chunks in turn and the block that
 //! finishes a segment's last chunk folds the chunks' partials in order. The second launch
 //! is skipped when the input has at most `long_elements` elements. The reducer owns the
@@ -111,7 +112,8 @@
 //! input so large that the scratch's counters could overflow (far past 2^40 elements)
 //! the call falls back to the fixed-length choice.
 //!
-//! The constants are first-principles choices for an H100, not yet measured.
+//! The default chunk size was measured on an H100 (`warpsafe::reduce::segmented::chunk_bytes`);
+//! the other constants are first-principles choices for it.
 //!
 //! # Determinism
 //! A segment's result depends only on its elements, its start address modulo 16 (where
@@ -144,8 +146,7 @@ use std::marker::PhantomData;
 use bytemuck::Pod;
 use warpsafe::op::{Max, Min, Operator, Sum};
 use warpsafe::reduce::segmented::{
-    self as kernel, BadSegment, BLOCK_THREADS, CHUNK_BITS, CHUNK_BYTES, DESCRIPTOR_WORDS, LONG_SEGMENT_BYTES,
-    NO_ERROR,
+    self as kernel, BadSegment, BLOCK_THREADS, CHUNK_BITS, DESCRIPTOR_WORDS, LONG_SEGMENT_BYTES, NO_ERROR,
 };
 
 use crate::{
@@ -242,7 +243,8 @@ pub struct SegmentedOptions {
     /// into chunks over all blocks (`None`: [`LONG_SEGMENT_BYTES`]` / size_of::<T>()`).
     pub long_elements: Option<u64>,
     /// [`SegmentStrategy::Balanced`]: elements per chunk of a long segment (`None`:
-    /// [`CHUNK_BYTES`]` / size_of::<T>()`).
+    /// `warpsafe::reduce::segmented::chunk_bytes(input bytes) / size_of::<T>()`, from 16
+    /// to 128 KiB by the input's length).
     pub chunk_elements: Option<u64>,
 }
 
@@ -690,7 +692,10 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
     fn long_limits(&self, len: u64, segments: u64) -> Option<LongLimits> {
         let size = std::mem::size_of::<T>().max(1) as u64;
         let long_elements = self.options.long_elements.unwrap_or((LONG_SEGMENT_BYTES / size).max(1));
-        let chunk_elements = self.options.chunk_elements.unwrap_or((CHUNK_BYTES / size).max(1));
+        let chunk_elements = self
+            .options
+            .chunk_elements
+            .unwrap_or((kernel::chunk_bytes(len.saturating_mul(size)) / size).max(1));
         let descriptors = (len / long_elements + 1).min(segments);
         let chunks = (len / chunk_elements).checked_add(descriptors)?;
         let limits = LongLimits { long_elements, chunk_elements, descriptors, chunks };

@@ -691,6 +691,28 @@ fn auto_picks_by_average_length() {
     assert_eq!(reducer.strategy_for_fixed(12 << 20, 12), SegmentStrategy::Tile4);
 }
 
+#[test]
+fn default_chunks_grow_with_the_input_from_16_to_128_kib() {
+    use warpsafe::reduce::segmented::chunk_bytes;
+    const KIB: u64 = 1 << 10;
+    // The input's bytes over 512, rounded down to a power of two, within [16, 128] KiB.
+    let expected = [
+        (0, 16 * KIB),
+        (4 << 20, 16 * KIB),
+        (8 << 20, 16 * KIB),
+        ((8 << 20) + 512, 16 * KIB),
+        (16 << 20, 32 * KIB),
+        ((32 << 20) - 1, 32 * KIB),
+        (32 << 20, 64 * KIB),
+        (64 << 20, 128 * KIB),
+        (1 << 40, 128 * KIB),
+        (u64::MAX, 128 * KIB),
+    ];
+    for (input_bytes, chunk) in expected {
+        assert_eq!(chunk_bytes(input_bytes), chunk, "{input_bytes} bytes");
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Past 2^31 elements (GPU only)
 

@@ -116,7 +116,7 @@ struct Cli {
     #[arg(long, value_parser = parse_f32_bytes)]
     long_bytes: Option<u64>,
     /// The balanced strategy: bytes per chunk of a long segment (default the library's,
-    /// `CHUNK_BYTES`; a multiple of 4).
+    /// `chunk_bytes` of the input's bytes; a multiple of 4).
     #[arg(long, value_parser = parse_f32_bytes)]
     chunk_bytes: Option<u64>,
     /// Where segmented_cub is compiled.

@@ -34,7 +34,7 @@
 //! same workers, so one huge segment is read by one tile, warp or block while the rest of
 //! the grid idles; the balanced strategy looks at each length (its warps read 32
 //! neighbouring offsets at once) and cuts segments longer than [`LONG_SEGMENT_BYTES`]
-//! into chunks of [`CHUNK_BYTES`] that all blocks share ([`LongSegments`] describes the
+//! into chunks of [`chunk_bytes`] that all blocks share ([`LongSegments`] describes the
 //! hand-off and its memory-ordering argument).
 //!
 //! # Which rank reads what, and the order of combination
@@ -556,12 +556,38 @@ pub const SHORT_LANES: u32 = 4;
 /// lane, so a warp is done after a few round trips to memory).
 pub const LONG_SEGMENT_BYTES: u64 = 8 << 10;
 
-/// The host's default for [`LongSegments`]' `chunk_elements`, in bytes: the share of a long
-/// segment one block of [`balanced_chunks`] reads (4 vectors per thread of a block of
-/// [`BLOCK_THREADS`]), small enough that the three `len / 16` segments of a power-law mix
-/// of 2^24 `f32`s give every resident block of an H100 a chunk, large enough that the
-/// per-chunk ticket costs little.
-pub const CHUNK_BYTES: u64 = 16 << 10;
+/// The host's default for [`LongSegments`]' `chunk_elements`, in bytes, for an input of
+/// `input_bytes`: the input over [`CHUNKS_PER_INPUT`], rounded down to a power of two,
+/// from [`MIN_CHUNK_BYTES`] to [`MAX_CHUNK_BYTES`]. A block of [`balanced_chunks`] reads
+/// a chunk [`LOADS_IN_FLIGHT`] vectors per thread at a time, then waits for a ticket (a
+/// fence and an atomic, about two round trips to memory) before its next chunk, so a
+/// larger chunk pays that wait over more bytes, and a smaller one spreads a smaller input
+/// over more blocks. Measured on an H100 (2026-11-26, power-law mix of `f32`,
+/// `segreduce-bench --chunk-bytes`): 16, 32, 64 and 128 KiB took 1291, 1082, 1014 and
+/// 995 µs at 2^28 elements, 97.5, 90.4, 89.5 and 86.5 µs at 2^24, and 17.9, 17.7, 18.5
+/// and 18.7 µs at 2^20. A function of the input's length alone, never of the GPU, so that
+/// results stay the same bits on every backend.
+pub const fn chunk_bytes(input_bytes: u64) -> u64 {
+    let share = input_bytes / CHUNKS_PER_INPUT;
+    if share <= MIN_CHUNK_BYTES {
+        MIN_CHUNK_BYTES
+    } else if share >= MAX_CHUNK_BYTES {
+        MAX_CHUNK_BYTES
+    } else {
+        1 << share.ilog2()
+    }
+}
+
+/// The smallest default chunk: 4 vectors per thread of a block of [`BLOCK_THREADS`], one
+/// round of loads.
+pub const MIN_CHUNK_BYTES: u64 = 16 << 10;
+
+/// The largest default chunk (32 vectors per thread: 8 rounds of loads).
+pub const MAX_CHUNK_BYTES: u64 = 128 << 10;
+
+/// [`chunk_bytes`] aims at this many chunks per input (a few per resident block of a
+/// large GPU: an H100 holds 396 blocks of the chunk kernel).
+pub const CHUNKS_PER_INPUT: u64 = 512;
 
 /// Bits of the packed counter (see [`LongSegments`]) below the descriptor count: the
 /// chunk count.

@@ -99,7 +99,7 @@
 //! the same stream. The first gives each warp 32 neighbouring segments (one offsets read
 //! per lane): a segment of at most 16 bytes is reduced by its own lane, up to 256 bytes by
 //! a 4-lane tile, up to [`SegmentedOptions::long_elements`] (default
-//! `warpsafe::reduce::segmented::LONG_SEGMENT_BYTES`, 8 KiB, over the element size) by
+//! `warpsafe::reduce::segmented::LONG_SEGMENT_BYTES`, 32 KiB, over the element size) by
 //! the whole warp; a longer one is cut into chunks of
 //! [`SegmentedOptions::chunk_elements`] (default `chunk_bytes(input bytes)`: the input
 //! over 512, a power of two from 16 to 128 KiB) and handed to the

@@ -552,9 +552,14 @@ pub const SHORT_BYTES: u64 = 256;
 pub const SHORT_LANES: u32 = 4;
 
 /// The host's default for [`LongSegments`]' `long_elements`, in bytes: segments longer than
-/// this go to [`balanced_chunks`]; up to it a warp reduces one (at most 16 vectors per
-/// lane, so a warp is done after a few round trips to memory).
-pub const LONG_SEGMENT_BYTES: u64 = 8 << 10;
+/// this go to [`balanced_chunks`]; up to it a warp reduces one (up to 64 vectors per lane,
+/// 16 rounds of [`LOADS_IN_FLIGHT`] loads, while the grid's other warps work on their own
+/// batches). Measured on an H100 (2026-11-26, power-law mix of `f32`, 128 KiB chunks,
+/// `segreduce-bench --long-bytes`): 4, 8, 16 and 32 KiB took 1131, 996, 942 and 914 µs at
+/// 2^28 elements and 92.2, 83.0, 89.1 and 78.7 µs at 2^24 (19.1, 18.9, 18.9 and 19.9 at
+/// 2^20): a segment of a few chunks is cheaper for a warp than for the chunk kernel's
+/// ticket protocol.
+pub const LONG_SEGMENT_BYTES: u64 = 32 << 10;
 
 /// The host's default for [`LongSegments`]' `chunk_elements`, in bytes, for an input of
 /// `input_bytes`: the input over [`CHUNKS_PER_INPUT`], rounded down to a power of two,

@@ -11,7 +11,7 @@
 //!
 //! # What a tile publishes
 //! Tiles are grouped in aligned *windows* of 32. Every window `w` has 34 status slots
-//! ([`TileStatus`], [`Slot`]), each written by exactly one tile:
+//! ([`TileStatus`], [`Slot`], laid out by [`Slot::position`]), each written by exactly one tile:
 //! - `A(t)`, the *aggregate* of tile `t` (the combination of its elements), published by
 //!   tile `t` as soon as it is reduced;
 //! - the window's *total* `T(w)`, published by its last tile once it has read the other 31
@@ -104,8 +104,10 @@ impl Slot {
     pub const BASE: u32 = 32;
     /// The index of a window's total.
     pub const TOTAL: u32 = 33;
-    /// Slots per window.
-    pub const PER_WINDOW: u64 = 34;
+    /// Windows per group: the slots are laid out group by group (see [`Slot::position`]).
+    pub const GROUP: u64 = 32;
+    /// Slots per group of [`Slot::GROUP`] windows: 34 per window.
+    pub const PER_GROUP: u64 = Slot::GROUP * 34;
 
     /// Tile `tile`'s aggregate.
     #[inline(always)]
@@ -125,10 +127,22 @@ impl Slot {
         Slot { window, index: Slot::TOTAL }
     }
 
-    /// The slot's position among all slots.
+    /// The slot's position among all slots. Groups of 32 windows lie one after another;
+    /// in a group, the 32 aggregates of each window, window by window, then the 32
+    /// windows' bases, then their totals. So the loads of one look-back round touch few
+    /// cache lines: a window's aggregates are 32 neighbouring slots, and so are the bases
+    /// (and the totals) of 32 consecutive windows, in at most two groups. (With each
+    /// window's base and total beside its aggregates, the 32 lanes that read the bases of
+    /// 32 windows touched 32 different lines, and as many again for the totals.)
     #[inline(always)]
     pub fn position(self) -> usize {
-        (self.window * Slot::PER_WINDOW + self.index as u64) as usize
+        let (group, window) = (self.window / Slot::GROUP, self.window % Slot::GROUP);
+        let within = match self.index {
+            Slot::BASE => Slot::GROUP * WINDOW + window,
+            Slot::TOTAL => Slot::GROUP * WINDOW + Slot::GROUP + window,
+            aggregate => window * WINDOW + aggregate as u64,
+        };
+        (group * Slot::PER_GROUP + within) as usize
     }
 }
 
@@ -158,9 +172,10 @@ pub unsafe trait TileStatus<T: Pod>: Copy {
 }
 
 /// 64-bit status words that [`TaggedStatus`] uses for `tiles` tiles of `T`: 34 slots per
-/// window of 32 tiles, one word per 32 bits of `T` each.
+/// window of 32 tiles, in whole groups of 32 windows ([`Slot::position`]), one word per 32
+/// bits of `T` each.
 pub const fn status_words<T>(tiles: u64) -> u64 {
-    tiles.div_ceil(WINDOW) * Slot::PER_WINDOW * grid::slot_words::<T>() as u64
+    tiles.div_ceil(WINDOW * Slot::GROUP) * Slot::PER_GROUP * grid::slot_words::<T>() as u64
 }
 
 /// warpsafe's status slots: every 32 bits of a value beside the launch's epoch in one

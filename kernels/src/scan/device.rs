@@ -26,8 +26,9 @@ use crate::thread;
 /// What limits a large scan is how many tiles each SM holds while their blocks wait for
 /// the look-back (a block keeps its tile staged in shared memory until it knows its
 /// prefix). Tiles of 128 threads with 256-byte runs let 6 blocks share an SM's 228 KiB
-/// (192 KiB of tiles; at 76 registers, 6 blocks of 4 warps also fit the register file),
-/// where 256 threads of 128-byte runs held 4 blocks (128 KiB; 64 registers). Measured on
+/// (192 KiB of tiles; up to 85 registers, and the kernels use 66 to 76 on sm_90, let 6
+/// blocks of 4 warps fit the register file too), where 256 threads of 128-byte runs held
+/// 4 blocks (128 KiB; 64 registers). Measured on
 /// an H100, 2026-11-26, sums at 2^28: `f32` 884 µs against 932, `f64` 1705 against 1804;
 /// 160 threads (5 blocks of 40 KiB): 911 and 1690; 96: 899 and 1773; 64: 913 and 1829.
 /// Small inputs lose a little (2^16 `f32`: 5.80 µs against 5.36): a thread folds twice

@@ -106,8 +106,9 @@ impl Slot {
     pub const TOTAL: u32 = 33;
     /// Windows per group: the slots are laid out group by group (see [`Slot::position`]).
     pub const GROUP: u64 = 32;
-    /// Slots per group of [`Slot::GROUP`] windows: 34 per window.
-    pub const PER_GROUP: u64 = Slot::GROUP * 34;
+    /// Slots per group of [`Slot::GROUP`] windows: each window's aggregates, base and
+    /// total (34 per window).
+    pub const PER_GROUP: u64 = Slot::GROUP * (WINDOW + 2);
 
     /// Tile `tile`'s aggregate.
     #[inline(always)]

@@ -382,6 +382,8 @@ pub struct Args {
     pub copies: Vec<u32>,
     /// Blocks per multiprocessor to sweep besides the default plan.
     pub blocks_per_sm: Vec<u32>,
+    /// Copy counts for concentrated samples to sweep besides the default plan.
+    pub concentrated_copies: Vec<u32>,
 }
 
 impl Args {
@@ -426,6 +428,11 @@ struct Cli {
     /// the automatic copies).
     #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=32))]
     blocks_per_sm: Option<Vec<u32>>,
+    /// Also warpsafe with these copy counts for blocks whose samples concentrate in one
+    /// bin (powers of two up to 32; 32 never looks at the data), with each --copies and
+    /// --blocks-per-sm.
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=32))]
+    concentrated_copies: Option<Vec<u32>>,
     /// Where histogram_cub is compiled.
     #[arg(long, default_value = "target/histogram-bench-cub")]
     cub_build_dir: PathBuf,
@@ -462,6 +469,7 @@ pub fn parse(argv: &[String]) -> Result<Args, clap::Error> {
         distributions,
         copies: cli.copies.unwrap_or_default(),
         blocks_per_sm: cli.blocks_per_sm.unwrap_or_default(),
+        concentrated_copies: cli.concentrated_copies.unwrap_or_default(),
     })
 }
 
@@ -485,9 +493,19 @@ mod tests {
 
     #[test]
     fn command_line_and_csv_round_trip() {
-        let a = parse(&argv(&["--quick", "--copies", "1,32", "--distributions", "skewed"])).unwrap();
+        let a = parse(&argv(&[
+            "--quick",
+            "--copies",
+            "1,32",
+            "--concentrated-copies",
+            "32",
+            "--distributions",
+            "skewed",
+        ]))
+        .unwrap();
         assert_eq!(a.counts, vec![1 << 16, 1 << 20, 1 << 24, 1 << 28]);
         assert_eq!((a.copies.clone(), a.distributions.clone()), (vec![1, 32], vec![Distribution::Skewed]));
+        assert_eq!(a.concentrated_copies, vec![32]);
         assert_eq!(
             a.cub_args().join(" "),
             "--counts 65536,1048576,16777216,268435456 --distributions skewed --reps 5 --min-batch-ms 5 --min-calls 20"

@@ -36,8 +36,8 @@
 //! ```text
 //! pub trait HistogramSample<const CHANNELS: usize, const ACTIVE: usize>: Sample { fn kernel() -> HistogramKernel; }
 //! pub struct HistogramKernel { pub program: Program, pub even: &'static UntypedKernel, pub range: &'static UntypedKernel }
-//! pub struct HistogramOptions { pub block_threads: u32, pub blocks_per_multiprocessor: u32, pub copies: Option<u32> }
-//! pub struct HistogramPlan { pub blocks: u32, pub copies: u32, pub shared_bytes: u32 }
+//! pub struct HistogramOptions { pub block_threads: u32, pub blocks_per_multiprocessor: u32, pub copies: Option<u32>, pub concentrated_copies: u32 }
+//! pub struct HistogramPlan { pub blocks: u32, pub copies: u32, pub concentrated_copies: u32, pub shared_bytes: u32 }
 //! impl<S: HistogramSample<CHANNELS, ACTIVE>, const CHANNELS: usize, const ACTIVE: usize> Histogram<S, CHANNELS, ACTIVE> {
 //!     pub fn even(device: &Device, bins: u32, lower: S::Level, upper: S::Level) -> Result<Self, Error>;
 //!     pub fn range(device: &Device, levels: &[S::Level]) -> Result<Self, Error>;
@@ -72,7 +72,10 @@
 //! thread gets at least two 16-byte loads, and one block per multiprocessor until each
 //! thread has 32); per block, private copies of the
 //! bins in shared memory (one per lane, fewer when the block's share of the input is
-//! small, so that clearing and merging them costs less than the samples), merged into
+//! small, so that clearing and merging them costs less than the samples; with 16 copies
+//! or more, one copy in a block whose first 32 vectors have half their first samples in
+//! one bin, as data with one dominant value has, where copies cost and buy nothing),
+//! merged into
 //! scratch bins in global memory; the last block to finish moves the scratch bins to
 //! `counts` and zeroes them. Histograms too large for 48 KiB of shared memory (more than
 //! 12288 bins times active channels) count into the scratch bins directly. The scratch
@@ -93,7 +96,7 @@
 use std::cmp::Ordering;
 use std::marker::PhantomData;
 
-use warpsafe::histogram::{self as kernel_histogram, BinParams, Sample};
+use warpsafe::histogram::{self as kernel_histogram, BinParams, Copies, Sample};
 
 use crate::{kernel_args, ptx, Device, DeviceBuffer, Error, Function, LaunchConfig, Program, Stream};
 
@@ -151,6 +154,12 @@ pub struct HistogramOptions {
     /// Private copies of the bins per block: a power of two from 1 to 32, lowered to what
     /// fits 48 KiB of shared memory; `None` (the default) picks them from the input size.
     pub copies: Option<u32>,
+    /// Private copies a block keeps instead when its first samples concentrate in one bin
+    /// (`warpsafe::histogram`, "Concentrated samples"): a power of two from 1 to 32 (1 by
+    /// default), lowered to `copies`; 32 never looks at the data. With `copies: None`,
+    /// blocks look only when the plan gives them at least 16 copies (see
+    /// [`Histogram::plan`]).
+    pub concentrated_copies: u32,
 }
 
 impl Default for HistogramOptions {
@@ -159,6 +168,7 @@ impl Default for HistogramOptions {
             block_threads: kernel_histogram::BLOCK_THREADS,
             blocks_per_multiprocessor: 4,
             copies: None,
+            concentrated_copies: 1,
         }
     }
 }
@@ -175,6 +185,15 @@ const SHARED_WITHOUT_OPT_IN: u64 = 48 * 1024;
 /// 90 % in one bin gains nothing from copies, since the hardware merges a warp's
 /// increments of one address); 16 samples per word picks about that.
 const SAMPLES_PER_COPY_WORD: u64 = 16;
+
+/// The fewest private copies with which blocks of an automatic plan look at their data
+/// before counting (`warpsafe::histogram`, "Concentrated samples"). Measured on an H100
+/// (2026-11-26, `histogram-bench --concentrated-copies 32`, 256 bins of `u8`): the look
+/// holds a block at its first barrier until warp 0's first loads are back, 0.3-0.7 us
+/// on uniform samples from 2^16 to 2^28; with 90 % of the samples in one bin it saved
+/// 1.2 us at 2^24 and 2.2 us at 2^25 (16 copies), 0.7 at 2^26 (32), but lost 0.2 us at
+/// 2^22 (4 copies) and saved 0.2 at 2^23 (8): fewer copies cost too little to repay it.
+const LOOK_FROM_COPIES: u32 = 16;
 
 /// The fewest 16-byte sample vectors a thread reads before the grid stops growing: a
 /// small input is spread over this many per thread (half a tile of
@@ -196,6 +215,9 @@ pub struct HistogramPlan {
     pub blocks: u32,
     /// Private copies of the bins per block; 0 for the global-atomics path.
     pub copies: u32,
+    /// Private copies of a block whose first samples concentrate in one bin (at most
+    /// `copies`; equal to it when blocks do not look; 0 for the global-atomics path).
+    pub concentrated_copies: u32,
     /// Dynamic shared memory per block, in bytes.
     pub shared_bytes: u32,
 }
@@ -389,10 +411,15 @@ impl<S: HistogramSample<CHANNELS, ACTIVE>, const CHANNELS: usize, const ACTIVE: 
                 options.blocks_per_multiprocessor
             )));
         }
-        if let Some(copies) = options.copies {
-            if !copies.is_power_of_two() || copies > kernel_histogram::MAX_COPIES {
-                return Err(invalid(format!("{copies} private copies: a power of two from 1 to 32")));
-            }
+        let copies_ok = |copies: u32| copies.is_power_of_two() && copies <= kernel_histogram::MAX_COPIES;
+        if let Some(copies) = options.copies.filter(|&c| !copies_ok(c)) {
+            return Err(invalid(format!("{copies} private copies: a power of two from 1 to 32")));
+        }
+        if !copies_ok(options.concentrated_copies) {
+            return Err(invalid(format!(
+                "{} private copies for concentrated samples: a power of two from 1 to 32",
+                options.concentrated_copies
+            )));
         }
         self.options = options;
         self.resident_per_multiprocessor = self.resident_blocks()?;
@@ -440,6 +467,10 @@ impl<S: HistogramSample<CHANNELS, ACTIVE>, const CHANNELS: usize, const ACTIVE: 
         HistogramPlan {
             blocks: blocks as u32,
             copies,
+            concentrated_copies: match self.options.copies {
+                None if copies < LOOK_FROM_COPIES => copies,
+                _ => self.options.concentrated_copies.min(copies),
+            },
             shared_bytes: kernel_histogram::shared_bytes(slots, copies) as u32,
         }
     }
@@ -525,13 +556,14 @@ impl<S: HistogramSample<CHANNELS, ACTIVE>, const CHANNELS: usize, const ACTIVE: 
         // samples writes the zeros.
         let len = if self.params.nothing != 0 { 0 } else { samples.len() as u64 };
         let (mut samples, mut len, mut params) = (samples.device_address(), len, self.params);
-        let mut copies = plan.copies;
+        let mut copies = Copies { spread: plan.copies, concentrated: plan.concentrated_copies };
         let (mut scratch, mut counts, mut ticket) =
             (self.scratch.device_address(), counts.device_address(), self.ticket.device_address());
         let args = kernel_args![samples, len, params, copies, scratch, counts, ticket];
         // SAFETY: histogram(samples, len, params, copies, scratch, counts, ticket): a 1-D
         // grid of at most 32 blocks per multiprocessor of a multiple of 32 threads, the
-        // shared bytes the copies need (0 or a power of two up to 32, fitting 48 KiB);
+        // shared bytes the spread copies need (0 or a power of two up to 32, fitting 48
+        // KiB; the concentrated copies a power of two up to them, checked options);
         // `params` from `Sample::even` or `BinParams::range` over levels checked strictly
         // increasing and held on this device by `self.levels`; the samples are a whole
         // allocation (256-byte aligned) of `len` samples, the counts buffer `bins *

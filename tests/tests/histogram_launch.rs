@@ -22,8 +22,12 @@ const SEEDS: std::ops::Range<u64> = 0..3;
 
 /// Small blocks, so that the emulator runs many blocks (and many merges and tickets) on
 /// small inputs.
-const SMALL_BLOCKS: HistogramOptions =
-    HistogramOptions { block_threads: 64, blocks_per_multiprocessor: 4, copies: None };
+const SMALL_BLOCKS: HistogramOptions = HistogramOptions {
+    block_threads: 64,
+    blocks_per_multiprocessor: 4,
+    copies: None,
+    concentrated_copies: 1,
+};
 
 /// Sample counts around vectors, tiles and 2^k.
 fn lengths(gpu: bool) -> Vec<usize> {
@@ -325,23 +329,44 @@ fn counts_under_several_emulator_schedules() {
     }
 }
 
+/// Every copy count, with blocks of skewed data dropping to 1 (or 4) copies and blocks
+/// that never look at the data.
 #[test]
 fn every_private_copy_count_gives_the_same_counts() {
+    let pairs = [(1, 1), (2, 1), (4, 1), (8, 1), (16, 1), (32, 1), (32, 4), (32, 32)];
     for device in test_devices("histogram_copies") {
-        for copies in [1, 2, 4, 8, 16, 32] {
-            let options = HistogramOptions { copies: Some(copies), ..SMALL_BLOCKS };
-            check_layout::<u8, 1, 1>(
-                &device,
-                Bins::Even { bins: 256, lower: 0, upper: 256 },
-                options,
-                copies as u64,
-            );
-            check_layout::<u8, 4, 4>(
-                &device,
-                Bins::Even { bins: 100, lower: 0, upper: 256 },
-                options,
-                copies as u64,
-            );
+        for (copies, concentrated_copies) in pairs {
+            let options = HistogramOptions { copies: Some(copies), concentrated_copies, ..SMALL_BLOCKS };
+            let seed = (copies * 64 + concentrated_copies) as u64;
+            check_layout::<u8, 1, 1>(&device, Bins::Even { bins: 256, lower: 0, upper: 256 }, options, seed);
+            check_layout::<u8, 4, 4>(&device, Bins::Even { bins: 100, lower: 0, upper: 256 }, options, seed);
+        }
+    }
+}
+
+/// Blocks of one launch that pick different copy counts: the tiles of every other block
+/// hold one value (those blocks count in 1 copy), the others' uniform samples (32
+/// copies); all merge into the same bins.
+#[test]
+fn blocks_that_see_concentrated_and_spread_samples_merge_into_the_same_counts() {
+    let bins = Bins::Even { bins: 256, lower: 0, upper: 256 };
+    let tile = 64 * warpsafe::histogram::VECTORS_PER_THREAD * 16;
+    for device in test_devices("histogram_mixed") {
+        let options = HistogramOptions { copies: Some(32), ..SMALL_BLOCKS };
+        let mut histogram = histogram_of::<u8, 1, 1>(&device, &bins, options);
+        for (seed, len) in [(21, tile * 7 + 13), (22, tile * 40 + 100)] {
+            let blocks = histogram.plan(len).blocks as usize;
+            assert!(blocks >= 2, "{blocks} blocks");
+            for parity in [0, 1] {
+                let mut samples = data::<u8>(len, &bins, false, seed);
+                for (t, tile_samples) in samples.chunks_mut(tile).enumerate() {
+                    if (t % blocks) % 2 == parity {
+                        tile_samples.fill(200);
+                    }
+                }
+                let what = format!("u8, one value in the tiles of blocks 2k + {parity} of {blocks}");
+                check_counts(&device, &mut histogram, &samples, &bins, &what);
+            }
         }
     }
 }
@@ -356,7 +381,12 @@ fn check_whole_tiles<S, const CH: usize, const ACTIVE: usize>(
 ) where
     S: TestSample + HistogramSample<CH, ACTIVE>,
 {
-    let options = HistogramOptions { block_threads: 32, blocks_per_multiprocessor: 1, copies: None };
+    let options = HistogramOptions {
+        block_threads: 32,
+        blocks_per_multiprocessor: 1,
+        copies: None,
+        concentrated_copies: 1,
+    };
     let mut histogram = histogram_of::<S, CH, ACTIVE>(device, &bins, options);
     let blocks = histogram.plan(usize::MAX / 2).blocks as usize;
     let tile = 32 * 4 * warpsafe::histogram::samples_per_vector::<S>();
@@ -448,6 +478,21 @@ fn the_plan_spends_less_on_copies_for_small_inputs() {
     assert!(small.copies < large.copies, "{small:?} {large:?}");
     assert_eq!(large.copies, 32);
     assert_eq!(large.shared_bytes, 256 * 32 * 4);
+    // Blocks of concentrated samples drop to 1 copy by default, when the automatic plan
+    // gives them 16 copies or more; fewer never look (concentrated = copies). The option
+    // is lowered to the copies, and 32 never looks.
+    let middle = histogram.plan(1 << 17);
+    assert_eq!((middle.copies, middle.concentrated_copies), (8, 8), "{middle:?}");
+    assert_eq!((small.concentrated_copies, large.concentrated_copies), (small.copies, 1));
+    let with = |copies, concentrated_copies| {
+        let options = HistogramOptions { copies, concentrated_copies, ..HistogramOptions::default() };
+        Histogram::<u8>::even(&device, 256, 0, 256).unwrap().with_options(options).unwrap()
+    };
+    assert_eq!(with(None, 32).plan(1 << 28).concentrated_copies, 32);
+    assert_eq!(with(None, 4).plan(1 << 28).concentrated_copies, 4);
+    // Copies given: the concentrated copies as given, whatever the count.
+    assert_eq!(with(Some(8), 1).plan(1 << 17).concentrated_copies, 1);
+    assert_eq!(with(Some(2), 4).plan(1 << 17).concentrated_copies, 2);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -484,6 +529,15 @@ fn bad_input_gets_typed_errors() {
     invalid(options(HistogramOptions { copies: Some(3), ..Default::default() }), "3 copies");
     invalid(options(HistogramOptions { copies: Some(64), ..Default::default() }), "64 copies");
     invalid(options(HistogramOptions { copies: Some(0), ..Default::default() }), "0 copies");
+    for concentrated_copies in [0, 3, 64] {
+        match options(HistogramOptions { concentrated_copies, ..Default::default() }) {
+            Err(Error::InvalidArgument { problem, .. }) => assert_eq!(
+                problem,
+                format!("{concentrated_copies} private copies for concentrated samples: a power of two from 1 to 32")
+            ),
+            other => panic!("{concentrated_copies} concentrated copies: {other:?}"),
+        }
+    }
 
     let samples = device.upload(&[1u8; 64]).unwrap();
     let mut histogram = Histogram::<u8>::even(&device, 4, 0, 256).unwrap();

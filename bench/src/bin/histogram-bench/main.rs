@@ -1,8 +1,9 @@
 //! histogram-bench: warpsafe's `Histogram::<u8>::even(&device, 256, 0, 256)` against CUB's
 //! `cub::DeviceHistogram::HistogramEven` over the same samples and a read ceiling (a kernel
 //! that reads every byte), uniform and skewed (90 % in one bin), in one run on the GPU.
-//! `histogram-bench --help` lists the options; `--copies` and `--blocks-per-sm` add
-//! warpsafe rows with those launch settings (a sweep of the kernel's knobs in one run).
+//! `histogram-bench --help` lists the options; `--copies`, `--blocks-per-sm` and
+//! `--concentrated-copies` add warpsafe rows with those launch settings (a sweep of the
+//! kernel's knobs in one run).
 //!
 //! Order of work, as in scan-bench: CUB's program (`cub/histogram_cub.cu`, which also times
 //! the read ceiling) is built (nvcc) and run first, as a child process, before this process
@@ -69,14 +70,30 @@ fn settings(args: &Args) -> Vec<(String, HistogramOptions)> {
     } else {
         args.blocks_per_sm.clone()
     };
-    if !args.copies.is_empty() || !args.blocks_per_sm.is_empty() {
+    let concentrated = if args.concentrated_copies.is_empty() {
+        vec![default.concentrated_copies]
+    } else {
+        args.concentrated_copies.clone()
+    };
+    if !args.copies.is_empty() || !args.blocks_per_sm.is_empty() || !args.concentrated_copies.is_empty() {
         for &c in &copies {
             for &b in &blocks {
-                let name = format!(
-                    "warpsafe copies={} blocks/SM={b}",
-                    c.map_or("auto".to_string(), |c| c.to_string())
-                );
-                all.push((name, HistogramOptions { copies: c, blocks_per_multiprocessor: b, ..default }));
+                for &k in &concentrated {
+                    let mut name = format!(
+                        "warpsafe copies={} blocks/SM={b}",
+                        c.map_or("auto".to_string(), |c| c.to_string())
+                    );
+                    if !args.concentrated_copies.is_empty() {
+                        name.push_str(&format!(" concentrated={k}"));
+                    }
+                    let options = HistogramOptions {
+                        copies: c,
+                        blocks_per_multiprocessor: b,
+                        concentrated_copies: k,
+                        ..default
+                    };
+                    all.push((name, options));
+                }
             }
         }
     }
@@ -160,6 +177,9 @@ fn bench_one(
         n: samples.len() as u64,
         timing,
         check,
-        detail: format!("1 launch; {} blocks, {} copies", launch.blocks, launch.copies),
+        detail: format!(
+            "1 launch; {} blocks, {} copies ({} if concentrated)",
+            launch.blocks, launch.copies, launch.concentrated_copies
+        ),
     })
 }

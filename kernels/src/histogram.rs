@@ -54,12 +54,12 @@
 //! counts: every thread loads its vectors of the block's first tile before the block
 //! clears its copies (so the loads' latency overlaps the clearing), then warp 0 bins the
 //! first sample of each of its first 32 vectors and compares the bins with `match.any`;
-//! when some bin holds at least
-//! [`CONCENTRATED_LANES`] of the 32 samples, the block counts in `copies.concentrated`
-//! copies (its words are a prefix of the cleared window) instead of `copies.spread`. The
-//! vote rides on the barrier after the clearing (`bar.red.or`), so it costs no extra
-//! barrier. Counts are exact either way: the choice changes where a block's increments
-//! go, never how many there are.
+//! when some bin holds at least [`CONCENTRATED_LANES`] of the 32 samples, the block counts
+//! in `copies.concentrated` copies (its words are a prefix of the cleared window) instead
+//! of `copies.spread`. The vote rides on the barrier after the clearing (`bar.red.or`),
+//! so it costs no extra barrier; the look itself costs the wait for warp 0's first loads
+//! (the host's plan looks only where that pays). Counts are exact either way: the choice
+//! changes where a block's increments go, never how many there are.
 //!
 //! # Reading the samples
 //! The samples are read as 16-byte vectors (16 `u8`s, 8 `u16`s, 4 `i32`s or `f32`s)
@@ -611,7 +611,14 @@ impl Tile {
     /// The input's index of the calling thread's vector `u`.
     #[inline(always)]
     fn index(&self, u: u64) -> u64 {
-        self.first + u * thread::block_threads() as u64 + thread::linear_thread_idx() as u64
+        Tile::vector_index(self.first, u)
+    }
+
+    /// The input's index of the calling thread's vector `u` of the tile starting at
+    /// vector `first`.
+    #[inline(always)]
+    fn vector_index(first: u64, u: u64) -> u64 {
+        first + u * thread::block_threads() as u64 + thread::linear_thread_idx() as u64
     }
 
     /// Loads the calling thread's vectors of the tile starting at vector `first`: every
@@ -624,7 +631,7 @@ impl Tile {
     unsafe fn load<S: Sample>(samples: *const S, len: u64, first: u64) -> Tile {
         let vectors = len / samples_per_vector::<S>() as u64;
         let load_present = |u: u64| {
-            let index = Tile { first, vectors: Zeroable::zeroed() }.index(u);
+            let index = Tile::vector_index(first, u);
             if index < vectors {
                 // SAFETY: index < vectors: a whole 16-byte aligned vector of the input
                 // (contract), read-only during the launch.

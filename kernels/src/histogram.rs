@@ -537,14 +537,13 @@ impl<S: Sample, B: Binning<S>, C: Counter> Input<S, B, C> {
         let per_vector = samples_per_vector::<S>() as u64;
         let tile = Tile::span();
         let step = thread::grid_blocks() as u64 * tile;
-        let vectors = self.len / per_vector;
-        self.count_tile::<CHANNELS, ACTIVE>(&first_tile, vectors);
+        let vectors = first_tile.whole;
+        self.count_tile::<CHANNELS, ACTIVE>(&first_tile);
         let mut first = first_tile.first + step;
         let base = self.samples.cast::<Vector>();
-        let (rank, threads) = (thread::linear_thread_idx() as u64, thread::block_threads() as u64);
         const { assert!(VECTORS_PER_THREAD == 4, "the loads below are written out for 4") };
         while first + tile <= vectors {
-            let index = |u: u64| first + u * threads + rank;
+            let index = |u: u64| Tile::vector_index(first, u);
             // SAFETY: index(u) < first + tile <= vectors: a whole 16-byte aligned vector of
             // the input (contract), read-only during the launch.
             let load =
@@ -562,8 +561,10 @@ impl<S: Sample, B: Binning<S>, C: Counter> Input<S, B, C> {
         if first < vectors {
             // SAFETY: forwarded from the contract.
             let last = unsafe { Tile::load(self.samples, self.len, first) };
-            self.count_tile::<CHANNELS, ACTIVE>(&last, vectors);
+            self.count_tile::<CHANNELS, ACTIVE>(&last);
         }
+        let threads = thread::block_threads() as u64;
+        let rank = thread::linear_thread_idx() as u64;
         let mut index = vectors * per_vector + thread::linear_block_idx() as u64 * threads + rank;
         while index < self.len {
             // SAFETY: index < len.
@@ -573,14 +574,13 @@ impl<S: Sample, B: Binning<S>, C: Counter> Input<S, B, C> {
         }
     }
 
-    /// Counts the vectors of `tile` that lie below `vectors`.
+    /// Counts the present vectors of `tile`.
     #[inline(always)]
-    fn count_tile<const CHANNELS: usize, const ACTIVE: usize>(self, tile: &Tile, vectors: u64) {
+    fn count_tile<const CHANNELS: usize, const ACTIVE: usize>(self, tile: &Tile) {
         let per_vector = samples_per_vector::<S>() as u64;
         let count_present = |u: u64, vector: &Vector| {
-            let index = tile.index(u);
-            if index < vectors {
-                self.count_vector::<CHANNELS, ACTIVE>(vector, index * per_vector);
+            if tile.present(u) {
+                self.count_vector::<CHANNELS, ACTIVE>(vector, tile.index(u) * per_vector);
             }
         };
         count_present(0, &tile.vectors.0);
@@ -596,6 +596,8 @@ impl<S: Sample, B: Binning<S>, C: Counter> Input<S, B, C> {
 #[derive(Clone, Copy)]
 struct Tile {
     first: u64,
+    /// The input's whole vectors: vector `u` is present when its index is below this.
+    whole: u64,
     /// With constant indices: as an array indexed in a loop the vectors were kept in
     /// local memory.
     vectors: (Vector, Vector, Vector, Vector),
@@ -614,6 +616,12 @@ impl Tile {
         Tile::vector_index(self.first, u)
     }
 
+    /// Whether the calling thread's vector `u` lies in the input (and was loaded).
+    #[inline(always)]
+    fn present(&self, u: u64) -> bool {
+        self.index(u) < self.whole
+    }
+
     /// The input's index of the calling thread's vector `u` of the tile starting at
     /// vector `first`.
     #[inline(always)]
@@ -629,11 +637,11 @@ impl Tile {
     /// writes during the launch.
     #[inline(always)]
     unsafe fn load<S: Sample>(samples: *const S, len: u64, first: u64) -> Tile {
-        let vectors = len / samples_per_vector::<S>() as u64;
+        let whole = len / samples_per_vector::<S>() as u64;
         let load_present = |u: u64| {
             let index = Tile::vector_index(first, u);
-            if index < vectors {
-                // SAFETY: index < vectors: a whole 16-byte aligned vector of the input
+            if index < whole {
+                // SAFETY: index < whole: a whole 16-byte aligned vector of the input
                 // (contract), read-only during the launch.
                 Vector(unsafe {
                     arch::load_global_nc_16(samples.cast::<Vector>().add(index as usize).cast())
@@ -642,7 +650,8 @@ impl Tile {
                 Vector::zeroed()
             }
         };
-        Tile { first, vectors: (load_present(0), load_present(1), load_present(2), load_present(3)) }
+        let vectors = (load_present(0), load_present(1), load_present(2), load_present(3));
+        Tile { first, whole, vectors }
     }
 }
 
@@ -732,8 +741,7 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize> BinningVisitor<S>
             // condition uniform over each warp, and warp 0 is whole (blocks are whole
             // warps).
             let looks = self.copies.concentrated != self.copies.spread && thread::warp_idx() == 0;
-            let vectors = self.len / samples_per_vector::<S>() as u64;
-            let present = (first_tile.index(0) < vectors).then_some(first_tile.vectors.0);
+            let present = first_tile.present(0).then_some(first_tile.vectors.0);
             // SAFETY: every lane of warp 0, and no other, reaches this match, once.
             let concentrated_here = looks && unsafe { concentrated(binning, present) };
             // SAFETY: every thread of the block reaches this barrier once.

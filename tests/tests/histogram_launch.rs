@@ -350,7 +350,9 @@ fn every_private_copy_count_gives_the_same_counts() {
 #[test]
 fn blocks_that_see_concentrated_and_spread_samples_merge_into_the_same_counts() {
     let bins = Bins::Even { bins: 256, lower: 0, upper: 256 };
-    let tile = 64 * warpsafe::histogram::VECTORS_PER_THREAD * 16;
+    let tile = SMALL_BLOCKS.block_threads as usize
+        * warpsafe::histogram::VECTORS_PER_THREAD
+        * warpsafe::histogram::samples_per_vector::<u8>();
     for device in test_devices("histogram_mixed") {
         let options = HistogramOptions { copies: Some(32), ..SMALL_BLOCKS };
         let mut histogram = histogram_of::<u8, 1, 1>(&device, &bins, options);

@@ -634,6 +634,20 @@ fn bad_input_gets_a_typed_error() {
             reducer.reduce_offsets(&input, &upload(&[0, 10]), &mut output).unwrap();
             assert_eq!(output.download().unwrap()[0], 10);
         }
+        // An `_on` call does not report bad offsets; the word it leaves set is reset before
+        // the next waiting call, which succeeds (and a bad waiting call after it names its
+        // own segment).
+        let (stream, bad, good) = (device.stream().unwrap(), upload(&[0, 2, 1]), upload(&[0, 10]));
+        // SAFETY: the buffers outlive the launch, which the synchronize below waits for;
+        // nothing else uses them meanwhile.
+        unsafe { reducer.reduce_offsets_on(&stream, &input, &bad, &output) }.unwrap();
+        stream.synchronize().unwrap();
+        reducer.reduce_offsets(&input, &good, &mut output).unwrap();
+        assert_eq!(output.download().unwrap()[0], 10);
+        assert_eq!(
+            invalid(reducer.reduce_offsets(&input, &upload(&[0, 4, 3, 2]), &mut output)),
+            SegmentsProblem::NotMonotonic { segment: 1 }
+        );
         // A buffer of another device.
         let other = Device::emulator();
         let foreign = other.upload(&[1i32; 10]).unwrap();

@@ -209,13 +209,20 @@ impl Device {
     }
 
     /// Loads `program` on this device: on a GPU its PTX for the newest architecture the
-    /// GPU runs; on the emulator nothing needs loading (the kernels are host code).
+    /// GPU runs, each kernel compiled by the driver on its first lookup (a module of 290
+    /// kernels took over two minutes to compile whole: `Module`), warpsafe's own
+    /// [`ptx::ENTRY`] once per [`Gpu`]; on the emulator nothing needs loading (the kernels
+    /// are host code).
     ///
     /// # Errors
     /// [`Error::UnsupportedDevice`] when the program has no PTX the GPU can run,
-    /// [`Error::ModuleLoad`] when the driver rejects it.
+    /// [`Error::ModuleLoad`] when the driver rejects its text outside the kernels (a
+    /// kernel's own text is compiled, and any error reported, when it is looked up).
     pub fn load(&self, program: &Program) -> Result<Module, Error> {
         match &self.inner {
+            Inner::Gpu(gpu) if std::ptr::eq(program.ptx(), ptx::ENTRY.ptx()) => {
+                Ok(gpu.entry_module().clone())
+            }
             Inner::Gpu(gpu) => Module::load_program_gpu(gpu.context(), program),
             Inner::Emulator(_) => Ok(Module::emulator(*program)),
         }

@@ -66,9 +66,12 @@ pub enum Error {
         source: Option<CudaError>,
     },
     /// The driver rejected a PTX module (malformed PTX, or a PTX ISA version newer than the
-    /// driver supports).
-    #[error("the driver could not load the PTX module: {source}; check that the PTX is complete and that the driver is new enough for its .version")]
+    /// driver supports): the text outside every kernel when the module was loaded, or a
+    /// kernel's own module when it was first looked up (kernels load on first use).
+    #[error("the driver could not load the PTX module{}: {source}; check that the PTX is complete and that the driver is new enough for its .version", .kernel.as_ref().map_or(String::new(), |k| format!(" of kernel {k}")))]
     ModuleLoad {
+        /// The kernel whose module it was, or `None` for the text outside every kernel.
+        kernel: Option<String>,
         /// The driver's error.
         source: CudaError,
     },

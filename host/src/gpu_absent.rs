@@ -268,7 +268,7 @@ impl GpuEvent {
 pub(crate) struct LoadedPtx(Never);
 
 impl LoadedPtx {
-    pub(crate) fn load(context: &GpuContext, _ptx: &str) -> Result<LoadedPtx, Error> {
+    pub(crate) fn load(context: &GpuContext, _ptx: &str, _kernel: Option<&str>) -> Result<LoadedPtx, Error> {
         match context.0 {}
     }
 

@@ -69,6 +69,7 @@ pub mod histogram;
 mod launch;
 mod program;
 pub mod ptx;
+mod ptx_split;
 pub mod reduce;
 pub mod scan;
 pub mod segmented;

@@ -401,12 +401,7 @@ impl<T: Pod, O: Reduction<T>> Reducer<T, O> {
             return Err(Error::unsupported("reductions with max_blocks = Some(0)"));
         }
         let kernels = O::kernels();
-        // warpsafe's own kernels are loaded once per device; another program here.
-        let module = if std::ptr::eq(kernels.program.ptx(), ptx::ENTRY.ptx()) {
-            device.entry_module()
-        } else {
-            device.load(&kernels.program)?
-        };
+        let module = device.load(&kernels.program)?;
         let two_pass = module.untyped_kernel(kernels.two_pass)?;
         let last_block = module.untyped_kernel(kernels.last_block)?;
         let cooperative = module.untyped_kernel(kernels.cooperative)?;

@@ -122,6 +122,19 @@ fn bad_ptx_unknown_kernels_and_bad_launches_are_typed_errors_on_the_gpu() {
     let err = module.function_by_name("no_such_kernel").unwrap_err();
     assert!(matches!(err, Error::KernelNotFound { ref name, .. } if name == "no_such_kernel"), "{err}");
 
+    // Kernels are compiled one by one on first lookup: a kernel the driver rejects is
+    // reported by name when it is looked up, and its neighbours still load (compiled
+    // whole, the module would have failed to load at all).
+    let two = ".version 7.0\n.target sm_70\n.address_size 64\n\
+        .visible .entry fine()\n{\n\tret;\n}\n\
+        .visible .entry broken()\n{\n\tno.such.instruction;\n\tret;\n}\n";
+    let module = gpu.load_module(two).unwrap();
+    assert_eq!(module.function_by_name("fine").unwrap().name(), "fine");
+    let err = module.function_by_name("broken").unwrap_err();
+    assert!(matches!(err, Error::ModuleLoad { kernel: Some(ref k), .. } if k == "broken"), "{err}");
+    assert!(err.to_string().contains("of kernel broken"), "{err}");
+    assert_eq!(module.function_by_name("fine").unwrap().name(), "fine");
+
     // 2048 threads per block is over every GPU's limit of 1024: refused before the
     // driver sees it.
     let device = Device::from(gpu.clone());

@@ -5,7 +5,7 @@ use warpsafe::global::{DisjointSlice, Slice};
 
 use super::communicator::{native, Communicator};
 use crate::reduce::Reduction;
-use crate::{kernel_args, ptx, DeviceBuffer, Error, Function, LaunchConfig, Stream};
+use crate::{kernel_args, DeviceBuffer, Error, Function, LaunchConfig, Stream};
 
 /// How an [`AllReducer`] combines: NCCL's operator, or gathered copies folded by a
 /// kernel on each local device.
@@ -64,14 +64,7 @@ impl<T: Pod, O: Reduction<T> + 'static> AllReducer<T, O> {
                 .inner
                 .local
                 .iter()
-                .map(|l| {
-                    let module = if std::ptr::eq(kernels.program.ptx(), ptx::ENTRY.ptx()) {
-                        l.device.entry_module()
-                    } else {
-                        l.device.load(&kernels.program)?
-                    };
-                    module.untyped_kernel(kernels.fold_copies)
-                })
+                .map(|l| l.device.load(&kernels.program)?.untyped_kernel(kernels.fold_copies))
                 .collect::<Result<Vec<_>, Error>>()?;
             Combine::Gathered { folds, scratch: Vec::new() }
         };

@@ -9,6 +9,7 @@
 
 mod driver;
 
+use std::borrow::Cow;
 use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::Duration;
@@ -216,7 +217,7 @@ impl Gpu {
     /// # Errors
     /// [`Error::PtxContainsNul`] or [`Error::ModuleLoad`] when the PTX cannot be loaded.
     pub fn load_module(&self, ptx: &str) -> Result<Module, Error> {
-        Module::load_ptx_gpu(&self.context, ptx, &[])
+        Module::load_ptx_gpu(&self.context, Cow::Owned(ptx.to_string()), &[])
     }
 
     /// Launches `function` on this device's stream and waits for it to finish.
@@ -459,10 +460,13 @@ impl GpuEvent {
 pub(crate) struct LoadedPtx(cust::module::Module);
 
 impl LoadedPtx {
-    /// Loads `ptx` (no NUL bytes) into `context`.
-    pub(crate) fn load(context: &GpuContext, ptx: &str) -> Result<LoadedPtx, Error> {
+    /// Loads `ptx` (no NUL bytes; the module of `kernel` alone, or of no kernel) into
+    /// `context`: the driver compiles it here.
+    pub(crate) fn load(context: &GpuContext, ptx: &str, kernel: Option<&str>) -> Result<LoadedPtx, Error> {
         context.make_current()?;
-        cust::module::Module::from_ptx(ptx, &[]).map(LoadedPtx).map_err(|source| Error::ModuleLoad { source })
+        cust::module::Module::from_ptx(ptx, &[])
+            .map(LoadedPtx)
+            .map_err(|source| Error::ModuleLoad { kernel: kernel.map(str::to_string), source })
     }
 
     /// The kernel `name` (its context current).

@@ -35,7 +35,7 @@
 //! # API
 //! ```text
 //! pub trait HistogramSample<const CHANNELS: usize, const ACTIVE: usize>: Sample { fn kernel() -> HistogramKernel; }
-//! pub struct HistogramKernel { pub program: Program, pub even: &'static UntypedKernel, pub range: &'static UntypedKernel }
+//! pub struct HistogramKernel { pub program: Program, pub even: &'static [&'static UntypedKernel], pub range: &'static UntypedKernel }
 //! pub struct HistogramOptions { pub block_threads: u32, pub blocks_per_multiprocessor: u32, pub copies: Option<u32>, pub concentrated_copies: u32 }
 //! pub struct HistogramPlan { pub blocks: u32, pub copies: u32, pub concentrated_copies: u32, pub shared_bytes: u32 }
 //! impl<S: HistogramSample<CHANNELS, ACTIVE>, const CHANNELS: usize, const ACTIVE: usize> Histogram<S, CHANNELS, ACTIVE> {
@@ -100,13 +100,15 @@ use warpsafe::histogram::{self as kernel_histogram, BinParams, Copies, Sample};
 
 use crate::{kernel_args, ptx, Device, DeviceBuffer, Error, Function, LaunchConfig, Program, Stream};
 
-/// A histogram kernel pair, as `warpsafe::histogram_kernels!` declares it, and its program.
+/// A sample type's histogram kernels, as `warpsafe::histogram_kernels!` declares them,
+/// and their program.
 #[derive(Clone, Copy, Debug)]
 pub struct HistogramKernel {
     /// The kernel crate.
     pub program: Program,
-    /// The even-bins kernel.
-    pub even: &'static warpsafe::kernel::UntypedKernel,
+    /// The even-bins kernels, indexed by division mode (`BinParams::division`, one of
+    /// `warpsafe::histogram::DIVIDE_*`); one for `f32`, whose mode is 0.
+    pub even: &'static [&'static warpsafe::kernel::UntypedKernel],
     /// The range-bins kernel.
     pub range: &'static warpsafe::kernel::UntypedKernel,
 }
@@ -120,26 +122,39 @@ pub trait HistogramSample<const CHANNELS: usize, const ACTIVE: usize>: Sample {
 }
 
 macro_rules! builtin_histograms {
-    ($($t:ty, $channels:literal, $active:literal => $even:ident, $range:ident;)*) => {$(
+    ($($t:ty, $channels:literal, $active:literal => [$($even:ident),+], $range:ident;)*) => {$(
         impl HistogramSample<$channels, $active> for $t {
             fn kernel() -> HistogramKernel {
-                HistogramKernel {
-                    program: ptx::ENTRY,
-                    even: &warpsafe_entry::histogram::$even,
-                    range: &warpsafe_entry::histogram::$range,
-                }
+                use warpsafe_entry::histogram as k;
+                static EVEN: &[&warpsafe::kernel::UntypedKernel] = &[$(k::$even.untyped()),+];
+                HistogramKernel { program: ptx::ENTRY, even: EVEN, range: &k::$range }
             }
         }
     )*};
 }
 
 builtin_histograms! {
-    u8, 1, 1 => warpsafe_histogram_even_u8_1c1, warpsafe_histogram_range_u8_1c1;
-    u8, 4, 4 => warpsafe_histogram_even_u8_4c4, warpsafe_histogram_range_u8_4c4;
-    u8, 4, 3 => warpsafe_histogram_even_u8_4c3, warpsafe_histogram_range_u8_4c3;
-    u16, 1, 1 => warpsafe_histogram_even_u16_1c1, warpsafe_histogram_range_u16_1c1;
-    i32, 1, 1 => warpsafe_histogram_even_i32_1c1, warpsafe_histogram_range_i32_1c1;
-    f32, 1, 1 => warpsafe_histogram_even_f32_1c1, warpsafe_histogram_range_f32_1c1;
+    u8, 1, 1 => [
+        warpsafe_histogram_identity_u8_1c1, warpsafe_histogram_magic_u8_1c1,
+        warpsafe_histogram_wide_u8_1c1, warpsafe_histogram_every_u8_1c1
+    ], warpsafe_histogram_range_u8_1c1;
+    u8, 4, 4 => [
+        warpsafe_histogram_identity_u8_4c4, warpsafe_histogram_magic_u8_4c4,
+        warpsafe_histogram_wide_u8_4c4, warpsafe_histogram_every_u8_4c4
+    ], warpsafe_histogram_range_u8_4c4;
+    u8, 4, 3 => [
+        warpsafe_histogram_identity_u8_4c3, warpsafe_histogram_magic_u8_4c3,
+        warpsafe_histogram_wide_u8_4c3, warpsafe_histogram_every_u8_4c3
+    ], warpsafe_histogram_range_u8_4c3;
+    u16, 1, 1 => [
+        warpsafe_histogram_identity_u16_1c1, warpsafe_histogram_magic_u16_1c1,
+        warpsafe_histogram_wide_u16_1c1, warpsafe_histogram_every_u16_1c1
+    ], warpsafe_histogram_range_u16_1c1;
+    i32, 1, 1 => [
+        warpsafe_histogram_identity_i32_1c1, warpsafe_histogram_magic_i32_1c1,
+        warpsafe_histogram_wide_i32_1c1
+    ], warpsafe_histogram_range_i32_1c1;
+    f32, 1, 1 => [warpsafe_histogram_even_f32_1c1], warpsafe_histogram_range_f32_1c1;
 }
 
 /// Launch settings of a [`Histogram`] (the defaults suit every input size; the
@@ -353,7 +368,17 @@ impl<S: HistogramSample<CHANNELS, ACTIVE>, const CHANNELS: usize, const ACTIVE: 
         levels: Option<DeviceBuffer<S::Level>>,
     ) -> Result<Self, Error> {
         let kernel = S::kernel();
-        let entry = if range { kernel.range } else { kernel.even };
+        let entry = if range {
+            kernel.range
+        } else {
+            *kernel.even.get(params.division as usize).ok_or_else(|| {
+                Error::unsupported(format!(
+                    "even bins with division mode {} (the HistogramKernel lists {} even-bins kernels)",
+                    params.division,
+                    kernel.even.len()
+                ))
+            })?
+        };
         let function = device.load(&kernel.program)?.untyped_kernel(entry)?;
         let mut histogram = Histogram {
             device: device.clone(),

@@ -145,6 +145,12 @@ pub const DIVIDE_WIDE: u32 = 2;
 /// bins over `[0, 256)` for `u8`): no sample needs the range check, and the bin is the
 /// sample minus the type's smallest value, a constant (nothing at all for unsigned types).
 pub const DIVIDE_EVERY_VALUE: u32 = 3;
+/// A histogram kernel's binning (its `BINNING` parameter) for bins between levels; even
+/// bins' kernels take the division mode (`DIVIDE_*`; any for `f32`, which divides in
+/// floating point). One kernel per binning, so that the driver, which compiles a kernel
+/// when it is first looked up, compiles only the binnings a program uses: with all four
+/// division modes and their counters in one `u8` kernel, the H100's host took 28 s.
+pub const BINS_BETWEEN_LEVELS: u32 = u32::MAX;
 
 /// How samples map to bins: a kernel parameter, made on the host by [`Sample::even`] or
 /// [`BinParams::range`].
@@ -836,8 +842,9 @@ unsafe fn hand_off(scratch: *mut u32, counts: *mut u32, ticket: *mut u32, slots:
 }
 
 /// Counts `samples[..len]` (interleaved in `CHANNELS` channels, the first `ACTIVE`
-/// counted) into `counts[..ACTIVE * bins]` under even bins (`range == false`) or the
-/// levels of `params` (module docs), overwriting `counts`.
+/// counted) into `counts[..ACTIVE * bins]` under the levels of `params` when `BINNING` is
+/// [`BINS_BETWEEN_LEVELS`], under even bins with division mode `BINNING` otherwise
+/// (module docs), overwriting `counts`.
 ///
 /// # Safety
 /// - Launched with a 1-D grid of fewer than 2^32 blocks of a multiple of 32 threads, and,
@@ -846,7 +853,8 @@ unsafe fn hand_off(scratch: *mut u32, counts: *mut u32, ticket: *mut u32, slots:
 /// - `copies.spread` is 0 or a power of two up to [`MAX_COPIES`], and when it is not 0,
 ///   `copies.concentrated` is a power of two up to it; `ACTIVE * params.bins` fits
 ///   in a `u32`, and `params` was made by [`Sample::even`] (for even bins) or
-///   [`BinParams::range`] (for range bins) with `bins >= 1`.
+///   [`BinParams::range`] (for range bins) with `bins >= 1`; for even bins over integer
+///   samples, `params.division == BINNING`.
 /// - `samples` is 16-byte aligned global memory holding `len` samples; for range bins
 ///   `params.levels` is the address of `bins + 1` strictly increasing levels (no NaN);
 ///   nothing writes either during the launch.
@@ -855,11 +863,10 @@ unsafe fn hand_off(scratch: *mut u32, counts: *mut u32, ticket: *mut u32, slots:
 ///   concurrent launch and accessed by nothing else during this one.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn histogram<S: Sample, const CHANNELS: usize, const ACTIVE: usize>(
+pub unsafe fn histogram<S: Sample, const CHANNELS: usize, const ACTIVE: usize, const BINNING: u32>(
     samples: *const S,
     len: u64,
     params: BinParams,
-    range: bool,
     copies: Copies,
     scratch: *mut u32,
     counts: *mut u32,
@@ -868,54 +875,63 @@ pub unsafe fn histogram<S: Sample, const CHANNELS: usize, const ACTIVE: usize>(
     let launch =
         Launch::<S, CHANNELS, ACTIVE> { samples, len, bins: params.bins, copies, scratch, counts, ticket };
     // SAFETY (all arms): forwarded from the caller; the binning matches how `params` was
-    // made.
+    // made (for integer even bins, its division mode is `BINNING`).
     unsafe {
-        if range {
+        if BINNING == BINS_BETWEEN_LEVELS {
             launch.visit(Levels::<S> { levels: params.levels as *const S::Level, bins: params.bins });
         } else if !S::INTEGER {
             launch.visit(Even::<S, 0> { params, sample: PhantomData });
         } else {
-            match params.division {
-                DIVIDE_EVERY_VALUE => {
-                    launch.visit(Even::<S, DIVIDE_EVERY_VALUE> { params, sample: PhantomData })
-                }
-                DIVIDE_IDENTITY => launch.visit(Even::<S, DIVIDE_IDENTITY> { params, sample: PhantomData }),
-                DIVIDE_MAGIC => launch.visit(Even::<S, DIVIDE_MAGIC> { params, sample: PhantomData }),
-                _ => launch.visit(Even::<S, DIVIDE_WIDE> { params, sample: PhantomData }),
-            }
+            launch.visit(Even::<S, BINNING> { params, sample: PhantomData });
         }
     }
 }
 
-/// Declares a histogram kernel pair (even bins, range bins) for one sample type, channel
-/// count and active channel count, launched by the host's `Histogram`, with this
-/// parameter list:
+/// Declares the histogram kernels for one sample type, channel count and active channel
+/// count, launched by the host's `Histogram`: the even-bins kernels, one per division
+/// mode in the order [`DIVIDE_IDENTITY`], [`DIVIDE_MAGIC`], [`DIVIDE_WIDE`],
+/// [`DIVIDE_EVERY_VALUE`] for integer samples (one for `f32`), then the kernel for bins
+/// between levels. Each has this parameter list:
 ///
 /// `(samples: *const S, len: u64, params: BinParams, copies: Copies, scratch: *mut u32,
-/// counts: *mut u32, ticket: *mut u32)`: [`histogram`] with `range` false for the first
-/// kernel and true for the second, with [`shared_bytes`]`(ACTIVE * bins, copies.spread)`
-/// bytes of dynamic shared memory.
+/// counts: *mut u32, ticket: *mut u32)`: [`histogram`] with `BINNING` the kernel's
+/// division mode or [`BINS_BETWEEN_LEVELS`], with [`shared_bytes`]`(ACTIVE * bins,
+/// copies.spread)` bytes of dynamic shared memory.
 ///
 /// ```
-/// // Two channels of u16 samples, both counted.
+/// // Two channels of u16 samples, both counted; and one channel of f32 samples.
 /// warpsafe::histogram_kernels! {
-///     u16, 2, 2 => even_u16_two, range_u16_two;
+///     u16, 2, 2 => even [identity_u16_two, magic_u16_two, wide_u16_two, every_u16_two], range range_u16_two;
+///     f32, 1, 1 => even [even_f32], range range_f32;
 /// }
-/// assert_eq!(even_u16_two.param_count(), 7);
+/// assert_eq!(magic_u16_two.param_count(), 7);
 /// assert_eq!(range_u16_two.param_count(), 7);
+/// assert_eq!(even_f32.param_count(), 7);
 /// ```
 #[macro_export]
 macro_rules! histogram_kernels {
-    ($($t:ty, $channels:literal, $active:literal => $even:ident, $range:ident;)*) => {$(
-        $crate::__histogram_kernel!($t, $channels, $active, $even, false, "even bins");
-        $crate::__histogram_kernel!($t, $channels, $active, $range, true, "bins between levels");
+    ($($t:ty, $channels:literal, $active:literal => even [$($even:ident),+], range $range:ident;)*) => {$(
+        $crate::__histogram_even_kernels!($t, $channels, $active, 0u32, $($even),+);
+        $crate::__histogram_kernel!(
+            $t, $channels, $active, $range, $crate::histogram::BINS_BETWEEN_LEVELS, "bins between levels"
+        );
     )*};
 }
 
 #[doc(hidden)]
 #[macro_export]
+macro_rules! __histogram_even_kernels {
+    ($t:ty, $channels:literal, $active:literal, $division:expr, $name:ident $(, $rest:ident)*) => {
+        $crate::__histogram_kernel!($t, $channels, $active, $name, $division, "even bins");
+        $crate::__histogram_even_kernels!($t, $channels, $active, $division + 1, $($rest),*);
+    };
+    ($t:ty, $channels:literal, $active:literal, $division:expr,) => {};
+}
+
+#[doc(hidden)]
+#[macro_export]
 macro_rules! __histogram_kernel {
-    ($t:ty, $channels:literal, $active:literal, $name:ident, $range:literal, $what:literal) => {
+    ($t:ty, $channels:literal, $active:literal, $name:ident, $binning:expr, $what:literal) => {
         $crate::kernel! {
             #[doc = concat!("Histogram of `", stringify!($t), "` samples in ", stringify!($channels),
                 " channels (", stringify!($active), " counted), ", $what, ": ")]
@@ -934,8 +950,8 @@ macro_rules! __histogram_kernel {
             ) {
                 // SAFETY: forwarded from the launch contract.
                 unsafe {
-                    $crate::histogram::histogram::<$t, $channels, $active>(
-                        samples, len, params, $range, copies, scratch, counts, ticket,
+                    $crate::histogram::histogram::<$t, $channels, $active, { $binning }>(
+                        samples, len, params, copies, scratch, counts, ticket,
                     )
                 }
             }

@@ -67,8 +67,7 @@
 //! # What each call does
 //! One launch of the kernel of `warpsafe::histogram` (see there): a persistent grid of at
 //! most `blocks_per_multiprocessor` blocks per multiprocessor and never more than are
-//! resident at once (the kernel's registers allow 2 blocks of 256 threads on sm_90: a
-//! second wave would double the time), fewer for small inputs (each
+//! resident at once (a second wave would double the time), fewer for small inputs (each
 //! thread gets at least two 16-byte loads, and one block per multiprocessor until each
 //! thread has 32); per block, private copies of the
 //! bins in shared memory (one per lane, fewer when the block's share of the input is
@@ -164,7 +163,8 @@ pub struct HistogramOptions {
     /// Threads per block: a multiple of 32 from 32 to 1024 (256 by default).
     pub block_threads: u32,
     /// The most blocks per multiprocessor of the persistent grid, 1 to 32 (4 by default);
-    /// small inputs get 1 whatever this says (see [`Histogram::plan`]).
+    /// small inputs get 1 whatever this says, and more than 2 only when the blocks keep
+    /// [`FEWEST_COPIES_FOR_MORE_BLOCKS`] copies (see [`Histogram::plan`]).
     pub blocks_per_multiprocessor: u32,
     /// Private copies of the bins per block: a power of two from 1 to 32, lowered to what
     /// fits 48 KiB of shared memory; `None` (the default) picks them from the input size.
@@ -215,6 +215,14 @@ const LOOK_FROM_COPIES: u32 = 16;
 /// `warpsafe::histogram::VECTORS_PER_THREAD`), so that it reaches twice as many
 /// multiprocessors as whole tiles would, each counting half as long.
 const MIN_VECTORS_PER_THREAD: u64 = 2;
+
+/// The plan puts more than 2 blocks on a multiprocessor only when each block still gets
+/// at least this many copies (with `copies: None`). Measured on an H100 (2026-11-26,
+/// bench/results/2026-11-26-h100/histogram-blocks-1bab932.txt), `u8` samples, uniform and
+/// skewed: at 2^25, 4 blocks per SM (8 copies each) took 20.4 and 16.5 us against 16.4
+/// and 12.5 with 2 (16 copies); at 2^26 (16 against 32 copies) 32.4 and 31.2 against
+/// 32.9 and 31.6; at 2^28 (32 copies either way) 95.4 and 94.6 against 104.5 and 103.3.
+pub const FEWEST_COPIES_FOR_MORE_BLOCKS: u32 = 16;
 
 /// Inputs of at most this many 16-byte vectors per thread of one block per multiprocessor
 /// get one block per multiprocessor, not a full wave: a second block per multiprocessor
@@ -470,25 +478,37 @@ impl<S: HistogramSample<CHANNELS, ACTIVE>, const CHANNELS: usize, const ACTIVE: 
         // One wave: blocks past the resident ones would wait for a first block to end, and
         // the input would take twice as long as one wave of equal shares.
         let multiprocessors = self.device.multiprocessor_count() as u64;
-        let per_multiprocessor = if vectors <= multiprocessors * threads * ONE_BLOCK_PER_SM_VECTORS {
+        let grid = |per_multiprocessor: u32| {
+            let most_blocks = multiprocessors * per_multiprocessor as u64;
+            let blocks = vectors.div_ceil(threads * MIN_VECTORS_PER_THREAD).clamp(1, most_blocks);
+            let copies = match self.options.copies {
+                Some(copies) => copies.min(fitting),
+                None if fitting == 0 => 0,
+                None => {
+                    let per_block = samples as u64 / blocks;
+                    let mut copies = fitting;
+                    while copies > 1 && slots * copies as u64 * SAMPLES_PER_COPY_WORD > per_block {
+                        copies /= 2;
+                    }
+                    copies
+                }
+            };
+            (blocks, copies)
+        };
+        let mut per_multiprocessor = if vectors <= multiprocessors * threads * ONE_BLOCK_PER_SM_VECTORS {
             1
         } else {
             self.options.blocks_per_multiprocessor.min(self.resident_per_multiprocessor)
         };
-        let most_blocks = multiprocessors * per_multiprocessor as u64;
-        let blocks = vectors.div_ceil(threads * MIN_VECTORS_PER_THREAD).clamp(1, most_blocks);
-        let copies = match self.options.copies {
-            Some(copies) => copies.min(fitting),
-            None if fitting == 0 => 0,
-            None => {
-                let per_block = samples as u64 / blocks;
-                let mut copies = fitting;
-                while copies > 1 && slots * copies as u64 * SAMPLES_PER_COPY_WORD > per_block {
-                    copies /= 2;
-                }
-                copies
-            }
-        };
+        let (mut blocks, mut copies) = grid(per_multiprocessor);
+        while per_multiprocessor > 2
+            && self.options.copies.is_none()
+            && fitting > 0
+            && copies < FEWEST_COPIES_FOR_MORE_BLOCKS.min(fitting)
+        {
+            per_multiprocessor = (per_multiprocessor / 2).max(2);
+            (blocks, copies) = grid(per_multiprocessor);
+        }
         HistogramPlan {
             blocks: blocks as u32,
             copies,

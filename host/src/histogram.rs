@@ -503,7 +503,6 @@ impl<S: HistogramSample<CHANNELS, ACTIVE>, const CHANNELS: usize, const ACTIVE: 
         let (mut blocks, mut copies) = grid(per_multiprocessor);
         while per_multiprocessor > 2
             && self.options.copies.is_none()
-            && fitting > 0
             && copies < FEWEST_COPIES_FOR_MORE_BLOCKS.min(fitting)
         {
             per_multiprocessor = (per_multiprocessor / 2).max(2);

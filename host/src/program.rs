@@ -108,15 +108,13 @@ impl Program {
     }
 }
 
-/// A PTX text loaded into a GPU context one kernel at a time (`ptx_split`): the text
-/// outside every kernel is loaded at once (so a bad header or declaration is reported by
-/// [`crate::Device::load`]), each kernel on its first lookup, as a module of its own.
+/// A PTX text loaded into a GPU context one kernel at a time (`ptx_split`): each kernel
+/// on its first lookup, as a module of its own.
 pub(crate) struct GpuModule {
     // Field order is drop order: the modules are unloaded before the context goes.
     /// The kernels loaded so far, by name; never removed while the module lives (the
     /// functions taken from them hold this module).
     loaded: Mutex<HashMap<String, LoadedPtx>>,
-    _common: LoadedPtx,
     ptx: Cow<'static, str>,
     split: PtxSplit,
     /// The program's listed kernels, whose parameter counts name lookups use.
@@ -183,10 +181,12 @@ impl Module {
             return Err(Error::PtxContainsNul { offset });
         }
         let split = PtxSplit::new(&ptx);
-        let common = LoadedPtx::load(context, split.common(), None)?;
+        // The text outside every kernel, compiled once here so that a bad header or
+        // declaration is reported by `Device::load`; every kernel's module repeats it, so
+        // this one is not kept.
+        LoadedPtx::load(context, split.common(), None)?;
         let module = GpuModule {
             loaded: Mutex::new(HashMap::new()),
-            _common: common,
             ptx,
             split,
             kernels,

@@ -178,10 +178,35 @@ pub fn shared_dynamic() -> (*mut u8, usize) {
     }
 }
 
+/// Ends the launch with [`ErrorKind::SharedOutOfBounds`] unless the `bytes` bytes at
+/// `addr` lie in one shared allocation of the calling block (a static array or the
+/// dynamic window), before anything touches them: a shared access through a pointer
+/// (`read_unchecked`, a shared atomic) is checked as compute-sanitizer's memcheck checks
+/// it on the GPU. A pointer that lands inside another allocation of the block passes, as
+/// it does there.
+pub fn check_shared_bounds(addr: usize, bytes: usize, at: &'static Location<'static>) {
+    let outside = engine::with(|state, t| {
+        let block = state.block(t);
+        let inside = block.allocation_of(addr).is_some_and(|a| a.contains(addr + bytes.max(1) - 1));
+        (!inside).then(|| {
+            format!(
+                "{} accessed {bytes} bytes at shared address {addr:#x}, outside every shared allocation of its \
+                 block (its static arrays and its {} bytes of dynamic shared memory) {}",
+                state.who(t),
+                block.dynamic_bytes,
+                state.site(t, at)
+            )
+        })
+    });
+    if let Some(message) = outside {
+        engine::abort_thread(ErrorKind::SharedOutOfBounds, message);
+    }
+}
+
 /// A plain shared-memory access of `bytes` bytes at `addr`, a write of `stored` when it
-/// is `Some`: a switch point, the race check, and the undefined-value checks (a store of
-/// an undefined value is reported; a read of bytes no thread wrote produces one); `access`
-/// then performs it.
+/// is `Some`: the bounds check ([`check_shared_bounds`]), a switch point, the race check,
+/// and the undefined-value checks (a store of an undefined value is reported; a read of
+/// bytes no thread wrote produces one); `access` then performs it.
 pub fn shared_access<R>(
     addr: usize,
     bytes: usize,
@@ -190,6 +215,7 @@ pub fn shared_access<R>(
     access: impl FnOnce() -> R,
 ) -> R {
     let write = stored.is_some();
+    check_shared_bounds(addr, bytes, at);
     engine::switch_point(at);
     let checked = engine::with(|state, t| {
         let site = state.site(t, at);

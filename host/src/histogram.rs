@@ -34,7 +34,7 @@
 //!
 //! # API
 //! ```text
-//! pub trait HistogramSample<const CHANNELS: usize, const ACTIVE: usize>: Sample { fn kernel() -> HistogramKernel; }
+//! pub unsafe trait HistogramSample<const CHANNELS: usize, const ACTIVE: usize>: Sample { fn kernel() -> HistogramKernel; }
 //! pub struct HistogramKernel { pub program: Program, pub even: &'static [&'static UntypedKernel], pub range: &'static UntypedKernel }
 //! pub struct HistogramOptions { pub block_threads: u32, pub blocks_per_multiprocessor: u32, pub copies: Option<u32>, pub concentrated_copies: u32 }
 //! pub struct HistogramPlan { pub blocks: u32, pub copies: u32, pub concentrated_copies: u32, pub shared_bytes: u32 }
@@ -88,9 +88,11 @@
 //!   `CHANNELS`; options out of range.
 //! - [`Error::InputTooLarge`]: `bins * ACTIVE` past 2^32 - 1.
 //! - [`Error::Unsupported`]: a buffer or stream of another device.
-//! - A sample type and channel layout without a kernel does not compile
-//!   (`Histogram<u16, 4, 4>` needs `u16: HistogramSample<4, 4>`; declare one with
-//!   `warpsafe::histogram_kernels!` and implement the trait).
+//! - A sample type and channel layout without kernels does not compile
+//!   (`Histogram<u16, 4, 4>` needs `u16: HistogramSample<4, 4>`). Only this crate can add
+//!   a layout: `Sample` is sealed to the four sample types, all foreign to your crate, so
+//!   the orphan rule refuses your `impl HistogramSample<C, A> for u16`; a new layout is a
+//!   `histogram_kernels!` line in `warpsafe-entry` and a `builtin_histograms!` line here.
 
 use std::cmp::Ordering;
 use std::marker::PhantomData;
@@ -115,14 +117,24 @@ pub struct HistogramKernel {
 /// A sample type whose histogram in `CHANNELS` interleaved channels, the first `ACTIVE`
 /// counted, has kernels. Built in: `u8` with `<1, 1>`, `<4, 4>` and `<4, 3>`; `u16`, `i32`
 /// and `f32` with `<1, 1>`.
-pub trait HistogramSample<const CHANNELS: usize, const ACTIVE: usize>: Sample {
+///
+/// # Safety
+/// [`HistogramSample::kernel`] returns the kernels that `warpsafe::histogram_kernels!`
+/// declared for `Self`, `CHANNELS` and `ACTIVE`, `even` in that macro's order, and the
+/// program that holds them: the `Histogram` launches them with samples of `Self` and
+/// bins sized for `ACTIVE` channels, so kernels of another type or layout would read and
+/// write outside its buffers. (An integer even-bins kernel listed under another division
+/// mode than its own stops the launch with a trap rather than count: it checks the mode
+/// it is given.)
+pub unsafe trait HistogramSample<const CHANNELS: usize, const ACTIVE: usize>: Sample {
     /// The kernels.
     fn kernel() -> HistogramKernel;
 }
 
 macro_rules! builtin_histograms {
     ($($t:ty, $channels:literal, $active:literal => [$($even:ident),+], $range:ident;)*) => {$(
-        impl HistogramSample<$channels, $active> for $t {
+        // SAFETY: warpsafe-entry's `histogram_kernels!` kernels of this layout, in its order.
+        unsafe impl HistogramSample<$channels, $active> for $t {
             fn kernel() -> HistogramKernel {
                 use warpsafe_entry::histogram as k;
                 static EVEN: &[&warpsafe::kernel::UntypedKernel] = &[$(k::$even.untyped()),+];

@@ -28,7 +28,7 @@
 //! pub enum Strategy { Auto, TwoPass, LastBlock, Cooperative }
 //! pub struct ReduceOptions { pub strategy: Strategy, pub block_threads: u32, pub max_blocks: Option<u32> }
 //! pub struct Plan { pub strategy: Strategy, pub blocks: u32, pub block_threads: u32, pub launches: u32 }
-//! pub trait Reduction<T: Pod>: Operator<T> + Default {
+//! pub unsafe trait Reduction<T: Pod>: Operator<T> + Default {
 //!     type Output;                                   // T, or Option<T> for Min and Max
 //!     fn output(value: T, len: usize) -> Self::Output;
 //!     fn kernels() -> ReduceKernels;
@@ -175,8 +175,16 @@ pub struct ReduceKernels {
 ///
 /// Implemented for every built-in operator of `warpsafe::op` over its element types
 /// (kernels in `warpsafe-entry`). For your own operator, declare its kernels in your
-/// kernel crate with `warpsafe::reduce_kernels!` and implement this trait with them.
-pub trait Reduction<T: Pod>: Operator<T> + Default {
+/// kernel crate with `warpsafe::reduce_kernels!` and implement this trait with them
+/// (`unsafe impl`: see Safety).
+///
+/// # Safety
+/// [`Reduction::kernels`] returns kernels that `warpsafe::reduce_kernels!` declared for
+/// the element type `T`, each in the field named for it, and the program that holds
+/// them: the `Reducer` launches each with the buffers, lengths and launch shape of that
+/// kernel's contract, so a kernel of another element type or in another field would
+/// read and write outside them.
+pub unsafe trait Reduction<T: Pod>: Operator<T> + Default {
     /// What [`Reducer::reduce`] returns: `T`, or `Option<T>` when an empty input has no
     /// meaningful result.
     type Output;
@@ -191,7 +199,8 @@ pub trait Reduction<T: Pod>: Operator<T> + Default {
 /// gives the identity (`identity`) or `None` (`none`).
 macro_rules! builtin {
     ($($op:ident $t:ty: $empty:ident, $two_pass:ident, $last_block:ident, $cooperative:ident, $fold_copies:ident;)*) => {$(
-        impl Reduction<$t> for $op {
+        // SAFETY: warpsafe-entry's `reduce_kernels!` kernels of `$t`, each in its field.
+        unsafe impl Reduction<$t> for $op {
             builtin!(@output $empty, $t);
             fn kernels() -> ReduceKernels {
                 ReduceKernels {

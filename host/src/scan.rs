@@ -29,8 +29,8 @@
 //! # API
 //! ```text
 //! pub enum ScanKind { Inclusive, Exclusive }
-//! pub trait Scan<T: Pod>: Operator<T> + Default { fn kernel() -> ScanKernel; }
-//! pub trait Selection<T: Pod>: Predicate<T> + Pod { fn kernel() -> SelectKernel; }
+//! pub unsafe trait Scan<T: Pod>: Operator<T> + Default { fn kernel() -> ScanKernel; }
+//! pub unsafe trait Selection<T: Pod>: Predicate<T> + Pod { fn kernel() -> SelectKernel; }
 //! pub struct ScanOptions { pub block_threads: u32 }
 //! impl ScanOptions { pub fn scan() -> Self; /* 128 threads */ pub fn select() -> Self; /* 256 */ }
 //! impl<T: Pod, O: Scan<T>> Scanner<T, O> {
@@ -195,7 +195,13 @@ pub struct SelectKernel {
 /// An operator a [`Scanner`] can apply to `T`: its kernel. Implemented for `Sum`, `Min`
 /// and `Max` over `i32`, `u32`, `i64`, `u64`, `f32`, `f64`; for your own, declare the
 /// kernel with `warpsafe::scan_kernels!` and implement this with it.
-pub trait Scan<T: Pod>: Operator<T> + Default {
+///
+/// # Safety
+/// [`Scan::kernel`] returns a kernel that `warpsafe::scan_kernels!` declared for the
+/// element type `T`, and the program that holds it: the `Scanner` launches it with
+/// buffers of `T` under that kernel's contract, so a kernel of another element type
+/// would read and write outside them.
+pub unsafe trait Scan<T: Pod>: Operator<T> + Default {
     /// The kernel.
     fn kernel() -> ScanKernel;
 }
@@ -203,14 +209,21 @@ pub trait Scan<T: Pod>: Operator<T> + Default {
 /// A predicate a [`Selector`] can apply to `T`: its kernel. Implemented for `LessThan`
 /// and `GreaterThan` over the six numeric types; for your own, declare the kernel with
 /// `warpsafe::select_kernels!` and implement this with it.
-pub trait Selection<T: Pod>: Predicate<T> + Pod {
+///
+/// # Safety
+/// [`Selection::kernel`] returns a kernel that `warpsafe::select_kernels!` declared for
+/// the element type `T` and a predicate of `Self`'s layout, and the program that holds it:
+/// the `Selector` launches it with buffers of `T` and the predicate's bytes under that
+/// kernel's contract, so a kernel of other types would read and write outside them.
+pub unsafe trait Selection<T: Pod>: Predicate<T> + Pod {
     /// The kernel.
     fn kernel() -> SelectKernel;
 }
 
 macro_rules! builtin_scans {
     ($($op:ident $t:ty => $name:ident;)*) => {$(
-        impl Scan<$t> for $op {
+        // SAFETY: warpsafe-entry's `scan_kernels!` kernel of `$t`.
+        unsafe impl Scan<$t> for $op {
             fn kernel() -> ScanKernel {
                 ScanKernel { program: ptx::ENTRY, scan: &warpsafe_entry::scan::$name }
             }
@@ -232,7 +245,8 @@ builtin_scans! {
 
 macro_rules! builtin_selections {
     ($($predicate:ident $t:ty => $name:ident;)*) => {$(
-        impl Selection<$t> for $predicate<$t> {
+        // SAFETY: warpsafe-entry's `select_kernels!` kernel of `$t` and this predicate.
+        unsafe impl Selection<$t> for $predicate<$t> {
             fn kernel() -> SelectKernel {
                 SelectKernel { program: ptx::ENTRY, select: &warpsafe_entry::scan::$name }
             }

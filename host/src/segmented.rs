@@ -33,7 +33,7 @@
 //! pub struct SegmentedKernels { pub program: Program, pub thread: &'static Kernel, pub tile4: &'static Kernel,
 //!                               pub tile16: &'static Kernel, pub warp: &'static Kernel, pub block: &'static Kernel,
 //!                               pub balanced_batches: &'static Kernel, pub balanced_chunks: &'static Kernel }
-//! pub trait SegmentedReduction<T: Pod>: Operator<T> + Default { fn kernels() -> SegmentedKernels; }
+//! pub unsafe trait SegmentedReduction<T: Pod>: Operator<T> + Default { fn kernels() -> SegmentedKernels; }
 //! impl SegmentStrategy {
 //!     pub fn for_average(len: u64, segments: u64) -> SegmentStrategy;
 //!     pub fn for_fixed<T, O: Operator<T>>(len: u64, segment_len: u64) -> SegmentStrategy;
@@ -274,14 +274,23 @@ pub struct SegmentedKernels {
 /// `Sum`, `Min` and `Max` over `i32`, `u32`, `i64`, `u64`, `f32`, `f64`; for your own,
 /// declare the kernels with `warpsafe::segmented_reduce_kernels!` and implement this with
 /// them.
-pub trait SegmentedReduction<T: Pod>: Operator<T> + Default {
+///
+/// # Safety
+/// [`SegmentedReduction::kernels`] returns kernels that
+/// `warpsafe::segmented_reduce_kernels!` declared for the element type `T`, each in the
+/// field named for its strategy, and the program that holds them: the
+/// `SegmentedReducer` launches each with the buffers and launch shape of that strategy's
+/// contract, so a kernel of another element type or strategy would read and write
+/// outside them.
+pub unsafe trait SegmentedReduction<T: Pod>: Operator<T> + Default {
     /// The kernels.
     fn kernels() -> SegmentedKernels;
 }
 
 macro_rules! builtin {
     ($($op:ident $t:ty => $thread:ident, $tile4:ident, $tile16:ident, $warp:ident, $block:ident, $batches:ident, $chunks:ident;)*) => {$(
-        impl SegmentedReduction<$t> for $op {
+        // SAFETY: warpsafe-entry's `segmented_reduce_kernels!` kernels of `$t`, each in its field.
+        unsafe impl SegmentedReduction<$t> for $op {
             fn kernels() -> SegmentedKernels {
                 SegmentedKernels {
                     program: ptx::ENTRY,

@@ -171,8 +171,10 @@ pub struct BinParams {
     pub levels: u64,
     /// The number of bins per channel (at least 1).
     pub bins: u32,
-    /// Even integer bins: [`DIVIDE_EVERY_VALUE`], [`DIVIDE_IDENTITY`], [`DIVIDE_MAGIC`] or
-    /// [`DIVIDE_WIDE`].
+    /// The binning, which every kernel checks against its own `BINNING` (see
+    /// [`histogram`]): for even integer bins [`DIVIDE_EVERY_VALUE`], [`DIVIDE_IDENTITY`],
+    /// [`DIVIDE_MAGIC`] or [`DIVIDE_WIDE`]; for even `f32` bins 0; for range bins
+    /// [`BINS_BETWEEN_LEVELS`].
     pub division: u32,
     /// Even integer bins: the smallest sample value in the range, `max(lower, S::MIN)`,
     /// as the sample's 32 bits (`s as u32`).
@@ -192,7 +194,7 @@ pub struct BinParams {
 impl BinParams {
     /// Range bins over the `bins + 1` levels at global address `levels`.
     pub const fn range(levels: u64, bins: u32) -> BinParams {
-        BinParams { levels, bins, ..BinParams::ZERO }
+        BinParams { levels, bins, division: BINS_BETWEEN_LEVELS, ..BinParams::ZERO }
     }
 
     /// Every field 0.
@@ -846,6 +848,12 @@ unsafe fn hand_off(scratch: *mut u32, counts: *mut u32, ticket: *mut u32, slots:
 /// [`BINS_BETWEEN_LEVELS`], under even bins with division mode `BINNING` otherwise
 /// (module docs), overwriting `counts`.
 ///
+/// Every thread first checks that `params.division` is `BINNING` (0 for `f32` even
+/// bins) and executes `trap` if not, ending the launch before anything is counted: a
+/// kernel of one binning given the parameters of another (a `HistogramSample` that lists
+/// its kernels out of order) would put samples in bins past the shared copies and the
+/// counts. The check costs one comparison per thread.
+///
 /// # Safety
 /// - Launched with a 1-D grid of fewer than 2^32 blocks of a multiple of 32 threads, and,
 ///   when `copies.spread > 0`, at least [`shared_bytes`]`(ACTIVE * bins, copies.spread)` bytes of
@@ -853,8 +861,8 @@ unsafe fn hand_off(scratch: *mut u32, counts: *mut u32, ticket: *mut u32, slots:
 /// - `copies.spread` is 0 or a power of two up to [`MAX_COPIES`], and when it is not 0,
 ///   `copies.concentrated` is a power of two up to it; `ACTIVE * params.bins` fits
 ///   in a `u32`, and `params` was made by [`Sample::even`] (for even bins) or
-///   [`BinParams::range`] (for range bins) with `bins >= 1`; for even bins over integer
-///   samples, `params.division == BINNING`.
+///   [`BinParams::range`] (for range bins) with `bins >= 1` (a `params.division` other
+///   than `BINNING` is checked: it traps).
 /// - `samples` is 16-byte aligned global memory holding `len` samples; for range bins
 ///   `params.levels` is the address of `bins + 1` strictly increasing levels (no NaN);
 ///   nothing writes either during the launch.
@@ -872,10 +880,13 @@ pub unsafe fn histogram<S: Sample, const CHANNELS: usize, const ACTIVE: usize, c
     counts: *mut u32,
     ticket: *mut u32,
 ) {
+    if params.division != BINNING {
+        arch::trap();
+    }
     let launch =
         Launch::<S, CHANNELS, ACTIVE> { samples, len, bins: params.bins, copies, scratch, counts, ticket };
-    // SAFETY (all arms): forwarded from the caller; the binning matches how `params` was
-    // made (for integer even bins, its division mode is `BINNING`).
+    // SAFETY (all arms): forwarded from the caller; the binning is the one `params` was
+    // made for (checked above: `division` names it).
     unsafe {
         if BINNING == BINS_BETWEEN_LEVELS {
             launch.visit(Levels::<S> { levels: params.levels as *const S::Level, bins: params.bins });

@@ -254,7 +254,8 @@ macro_rules! user_reduction {
                 ::warpsafe::op::Operator::<$t>::combine($op, a, b)
             }
         }
-        impl ::warpsafe_host::reduce::Reduction<$t> for $name {
+        // SAFETY: the test crate's `reduce_kernels!` kernels of `$t`, each in its field.
+        unsafe impl ::warpsafe_host::reduce::Reduction<$t> for $name {
             type Output = $t;
             fn output(value: $t, _len: usize) -> $t {
                 value

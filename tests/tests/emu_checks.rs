@@ -452,3 +452,30 @@ fn carving_the_dynamic_window_is_checked() {
     // With 192 bytes both parts fit.
     for_each_seed(SEEDS, |options| run(192, options)).unwrap_or_else(|e| panic!("{e}"));
 }
+
+#[test]
+fn a_shared_atomic_past_the_window_is_reported_before_it_writes() {
+    let run = |bytes: u32, options: &Options| -> Result<(), Error> {
+        let (device, module) = emulator(options);
+        let f = module.kernel(&misuse::shared_atomic_past_the_window).unwrap();
+        let mut out = device.upload(&[7u32; 32]).unwrap();
+        let config = LaunchConfig { shared_mem_bytes: bytes, ..LaunchConfig::linear(1, 32) };
+        // SAFETY: one warp, one output element per lane; the shared words are the bug.
+        unsafe { device.launch_unsafe(&f, config, (&mut out,)) }.map_err(emulated)?;
+        assert_eq!(out.download().unwrap(), vec![0; 32], "the kernel ran to its end");
+        Ok(())
+    };
+    let err = for_each_seed(SEEDS, |options| run(128, options)).expect_err("past the window");
+    assert_eq!(err.kind(), ErrorKind::SharedOutOfBounds, "{err}");
+    contains_all(
+        &err.to_string(),
+        &[
+            "accessed 4 bytes at shared address",
+            "outside every shared allocation",
+            "128 bytes of dynamic",
+            "misuse.rs:",
+        ],
+    );
+    // With 256 bytes every lane's word (32..64) is in the window.
+    for_each_seed(SEEDS, |options| run(256, options)).unwrap_or_else(|e| panic!("{e}"));
+}

@@ -12,9 +12,12 @@ use std::fmt::Debug;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use warpsafe::emu::Options;
-use warpsafe::histogram::Sample;
+use warpsafe::histogram::{
+    BinParams, Copies, Sample, BINS_BETWEEN_LEVELS, DIVIDE_EVERY_VALUE, DIVIDE_IDENTITY, DIVIDE_MAGIC,
+    DIVIDE_WIDE,
+};
 use warpsafe_host::histogram::{Histogram, HistogramOptions, HistogramSample};
-use warpsafe_host::{Device, Error};
+use warpsafe_host::{kernel_args, Device, Error, LaunchConfig};
 use warpsafe_tests::{on_gpu, test_devices};
 
 /// Emulator seeds (each a different interleaving of the blocks' merges and tickets).
@@ -575,4 +578,114 @@ fn bad_input_gets_typed_errors() {
     // After all of that, the histogram still counts right.
     histogram.compute(&samples, &mut counts).unwrap();
     assert_eq!(counts.download().unwrap(), [64, 0, 0, 0]);
+}
+
+// ---------------------------------------------------------------------------------------
+// A kernel given the parameters of another binning traps (the defence against a
+// `HistogramSample` that lists its kernels out of order).
+
+/// The built-in `u8` (1 channel) kernel of `binning`, as `HistogramSample` lists it.
+fn u8_kernel(device: &Device, binning: u32) -> warpsafe_host::Function {
+    let kernels = <u8 as HistogramSample<1, 1>>::kernel();
+    let kernel = if binning == BINS_BETWEEN_LEVELS { kernels.range } else { kernels.even[binning as usize] };
+    device.load(&kernels.program).unwrap().untyped_kernel(kernel).unwrap()
+}
+
+/// Launches the built-in `u8` kernel of `binning` over 64 samples of 3..=255 with
+/// `params` and 32 private copies of `params.bins` bins.
+fn launch_with_params(device: &Device, binning: u32, params: BinParams) -> Result<(), Error> {
+    let function = u8_kernel(device, binning);
+    let samples: Vec<u8> = (0..64u32).map(|i| (i * 4 + 3) as u8).collect();
+    let samples = device.upload(&samples).unwrap();
+    let scratch = device.alloc_zeroed::<u32>(params.bins as usize).unwrap();
+    let counts = device.alloc_zeroed::<u32>(params.bins as usize).unwrap();
+    let ticket = device.alloc_zeroed::<u32>(1).unwrap();
+    let copies = Copies { spread: 32, concentrated: 32 };
+    let config = LaunchConfig {
+        shared_mem_bytes: warpsafe::histogram::shared_bytes(params.bins as u64, copies.spread) as u32,
+        ..LaunchConfig::linear(1, 64)
+    };
+    let (mut samples, mut len, mut params, mut copies) = (samples.device_address(), 64u64, params, copies);
+    let (mut scratch, mut counts, mut ticket) =
+        (scratch.device_address(), counts.device_address(), ticket.device_address());
+    let args = kernel_args![samples, len, params, copies, scratch, counts, ticket];
+    // SAFETY: `histogram`'s contract: one block of 64 threads with the shared bytes of 32
+    // copies of `params.bins` bins; 64 one-byte samples in a whole (aligned) allocation;
+    // `params` made by `Sample::even` or `BinParams::range` with at least 1 bin (levels of
+    // this device, strictly increasing); zeroed scratch, counts and ticket of `bins`, `bins`
+    // and 1 words, used by nothing else. The binning may differ from the kernel's, which
+    // its contract allows: the kernel checks it and traps.
+    unsafe { device.launch_raw(&function, config, &args) }
+}
+
+/// Binnings given the parameters of another: the every-value and magic kernels 16
+/// identity bins over [0, 16) (every value: each sample its own bin, past 16), the wide
+/// kernel 2 magic bins, an even kernel range bins, the range kernel even bins.
+fn mismatched_launches(levels: u64) -> Vec<(u32, BinParams)> {
+    let sixteen = u8::even(0, 16, 16).unwrap();
+    let halves = u8::even(0, 256, 2).unwrap();
+    assert_eq!((sixteen.division, halves.division), (DIVIDE_IDENTITY, DIVIDE_MAGIC));
+    vec![
+        (DIVIDE_EVERY_VALUE, sixteen),
+        (DIVIDE_MAGIC, sixteen),
+        (DIVIDE_WIDE, halves),
+        (DIVIDE_IDENTITY, BinParams::range(levels, 2)),
+        (BINS_BETWEEN_LEVELS, sixteen),
+    ]
+}
+
+#[test]
+fn a_kernel_given_another_binning_traps_on_the_emulator() {
+    use warpsafe::emu::ErrorKind;
+    let device = Device::emulator();
+    let levels = device.upload(&[0u8, 128, 255]).unwrap();
+    for (binning, params) in mismatched_launches(levels.device_address()) {
+        let kernel = u8_kernel(&device, binning).name().to_string();
+        let err = launch_with_params(&device, binning, params).unwrap_err();
+        let Error::Emulator(e) = &err else { panic!("{kernel}: expected an emulator error, got {err}") };
+        assert_eq!(e.kind(), ErrorKind::Trap, "{kernel}: {err}");
+        assert!(err.to_string().contains("histogram.rs"), "{kernel}: not the kernel's check: {err}");
+    }
+    // The same launches with the kernels' own binnings count (the test can tell).
+    let sixteen = u8::even(0, 16, 16).unwrap();
+    launch_with_params(&device, DIVIDE_IDENTITY, sixteen).unwrap();
+    let range = BinParams::range(levels.device_address(), 2);
+    launch_with_params(&device, BINS_BETWEEN_LEVELS, range).unwrap();
+}
+
+/// Set in the child process that runs the mismatched launch on the GPU (a trap ends the
+/// CUDA context, so it runs apart from the other tests).
+const MISMATCH_CHILD_ENV: &str = "WARPSAFE_HISTOGRAM_MISMATCH_CHILD";
+
+#[test]
+#[ignore = "entry point of the child process that the GPU binning test starts"]
+fn mismatched_binning_child_process() {
+    if std::env::var_os(MISMATCH_CHILD_ENV).is_none() {
+        return;
+    }
+    let device = Device::gpu().unwrap();
+    let levels = device.upload(&[0u8, 128, 255]).unwrap();
+    let (binning, params) = mismatched_launches(levels.device_address())[0];
+    match launch_with_params(&device, binning, params) {
+        Err(err @ Error::KernelFailed { .. }) => println!("child: {err}"),
+        other => println!("child: expected KernelFailed, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_kernel_given_another_binning_traps_on_the_gpu() {
+    if warpsafe_tests::gpu_or_skip("a_kernel_given_another_binning_traps_on_the_gpu").is_none() {
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["mismatched_binning_child_process", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .env(MISMATCH_CHILD_ENV, "1")
+        .output()
+        .expect("starting the child test process");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    warpsafe_tests::note(&format!("child process output:\n{stdout}"));
+    assert!(
+        stdout.contains("child: warpsafe_histogram_every_u8_1c1 failed"),
+        "no KernelFailed in:\n{stdout}"
+    );
 }

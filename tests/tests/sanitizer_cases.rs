@@ -183,6 +183,16 @@ const CASES: &[Case] = &[
         },
         emulator: ErrorKind::SharedOutOfBounds,
     },
+    Case {
+        name: "shared_atomic_past_the_window",
+        // SAFETY: buffers of the lengths the kernel's docs ask for.
+        run: |d, m| unsafe {
+            let f = m.kernel(&misuse::shared_atomic_past_the_window)?;
+            let config = LaunchConfig { shared_mem_bytes: 128, ..linear(1, 32) };
+            d.launch_unsafe(&f, config, (&mut zeros(d, 32)?,))
+        },
+        emulator: ErrorKind::SharedOutOfBounds,
+    },
 ];
 
 #[test]

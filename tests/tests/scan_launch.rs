@@ -209,7 +209,8 @@ macro_rules! user_scan {
                 $op.combine(a, b)
             }
         }
-        impl Scan<$t> for $name {
+        // SAFETY: the test crate's `scan_kernels!` kernel of `$t`.
+        unsafe impl Scan<$t> for $name {
             fn kernel() -> ScanKernel {
                 ScanKernel { program: test_program("scan"), scan: &k::$kernel }
             }
@@ -321,7 +322,8 @@ impl Predicate<u32> for ByParity {
     }
 }
 
-impl Selection<u32> for ByParity {
+// SAFETY: the test crate's `select_kernels!` kernel of `u32` and `Parity`, the predicate inside.
+unsafe impl Selection<u32> for ByParity {
     fn kernel() -> SelectKernel {
         SelectKernel { program: test_program("scan"), select: &k::select_parity }
     }
@@ -338,7 +340,8 @@ impl Predicate<u8> for ByByteBelow {
     }
 }
 
-impl Selection<u8> for ByByteBelow {
+// SAFETY: the test crate's `select_kernels!` kernel of `u8` and `ByteBelow`, the predicate inside.
+unsafe impl Selection<u8> for ByByteBelow {
     fn kernel() -> SelectKernel {
         SelectKernel { program: test_program("scan"), select: &k::select_byte_below }
     }

@@ -108,7 +108,8 @@ impl Operator<Affine> for Compose {
         Then.combine(a, b)
     }
 }
-impl SegmentedReduction<Affine> for Compose {
+// SAFETY: the test crate's `segmented_reduce_kernels!` kernels of `Affine`, each in its field.
+unsafe impl SegmentedReduction<Affine> for Compose {
     fn kernels() -> SegmentedKernels {
         SegmentedKernels {
             program: test_program("scan"),

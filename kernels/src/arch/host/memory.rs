@@ -358,7 +358,8 @@ pub unsafe fn barrier_red_or(id: u32, predicate: bool) -> bool {
 }
 
 /// `red.relaxed.cta.shared.add.u32` on the emulator: [`red_add_u32`] at block scope,
-/// relaxed.
+/// relaxed, after checking that `ptr` lies in the block's shared memory
+/// (`warpsafe_emu::device::check_shared_bounds`: `SharedOutOfBounds` if not).
 ///
 /// # Safety
 /// `ptr` is the executing block's shared memory, 4-byte aligned, and every access to the
@@ -366,7 +367,8 @@ pub unsafe fn barrier_red_or(id: u32, predicate: bool) -> bool {
 #[inline]
 #[track_caller]
 pub unsafe fn red_shared_add_u32(ptr: *mut u32, value: u32) {
-    // SAFETY: forwarded from the caller.
+    emu::check_shared_bounds(ptr as usize, 4, Location::caller());
+    // SAFETY: forwarded from the caller (and the address checked above).
     unsafe { red_add_u32(Scope::Cta, StoreSem::Relaxed, ptr, value) }
 }
 
@@ -378,7 +380,9 @@ pub unsafe fn red_shared_add_u32(ptr: *mut u32, value: u32) {
 #[track_caller]
 pub unsafe fn red_shared_add_u32_at(base: *mut u32, byte_offset: u32, value: u32) {
     // SAFETY: forwarded from the caller.
-    unsafe { red_shared_add_u32(base.byte_add(byte_offset as usize), value) }
+    // `wrapping_byte_add`: an address past the block's shared memory is reported by the
+    // bounds check rather than made undefined by the pointer arithmetic.
+    unsafe { red_shared_add_u32(base.wrapping_byte_add(byte_offset as usize), value) }
 }
 
 /// `ld.global.nc.v4.b32` on the emulator: a plain 16-byte read of host memory.

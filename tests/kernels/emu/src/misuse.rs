@@ -525,4 +525,17 @@ warpsafe::kernel! {
             out.write(i, 0.0);
         }
     }
+
+    /// Bug: each lane adds 1 to word `32 + lane` of the dynamic window through a shared
+    /// atomic (`red.shared.add.u32`); launched with 128 bytes (32 words), all are past its
+    /// end (with 256 bytes, none).
+    pub unsafe fn shared_atomic_past_the_window(out: DisjointSlice<u32>) {
+        let window = shared::dynamic::<u32>();
+        let past = window.as_mut_ptr().wrapping_add(32 + warp::lane_id() as usize);
+        // SAFETY: the word is accessed only atomically; its address is the planted bug.
+        unsafe { BlockAtomicU32::from_ptr(past).add_shared(1) };
+        if let Some(i) = out.get(thread::index()) {
+            out.write(i, 0);
+        }
+    }
 }

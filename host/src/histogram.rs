@@ -34,11 +34,13 @@
 //!
 //! # API
 //! ```text
-//! pub unsafe trait HistogramSample<const CHANNELS: usize, const ACTIVE: usize>: Sample { fn kernel() -> HistogramKernel; }
+//! pub unsafe trait HistogramKernels<S: Sample, const CHANNELS: usize, const ACTIVE: usize> { fn kernel() -> HistogramKernel; }
+//! pub struct BuiltIn;                                      // warpsafe's kernels
 //! pub struct HistogramKernel { pub program: Program, pub even: &'static [&'static UntypedKernel], pub range: &'static UntypedKernel }
 //! pub struct HistogramOptions { pub block_threads: u32, pub blocks_per_multiprocessor: u32, pub copies: Option<u32>, pub concentrated_copies: u32 }
 //! pub struct HistogramPlan { pub blocks: u32, pub copies: u32, pub concentrated_copies: u32, pub shared_bytes: u32 }
-//! impl<S: HistogramSample<CHANNELS, ACTIVE>, const CHANNELS: usize, const ACTIVE: usize> Histogram<S, CHANNELS, ACTIVE> {
+//! pub struct Histogram<S: Sample, const CHANNELS: usize = 1, const ACTIVE: usize = 1, K = BuiltIn>;
+//! impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize, K: HistogramKernels<S, CHANNELS, ACTIVE>> Histogram<S, CHANNELS, ACTIVE, K> {
 //!     pub fn even(device: &Device, bins: u32, lower: S::Level, upper: S::Level) -> Result<Self, Error>;
 //!     pub fn range(device: &Device, levels: &[S::Level]) -> Result<Self, Error>;
 //!     pub fn with_options(self, options: HistogramOptions) -> Result<Self, Error>;
@@ -89,10 +91,9 @@
 //! - [`Error::InputTooLarge`]: `bins * ACTIVE` past 2^32 - 1.
 //! - [`Error::Unsupported`]: a buffer or stream of another device.
 //! - A sample type and channel layout without kernels does not compile
-//!   (`Histogram<u16, 4, 4>` needs `u16: HistogramSample<4, 4>`). Only this crate can add
-//!   a layout: `Sample` is sealed to the four sample types, all foreign to your crate, so
-//!   the orphan rule refuses your `impl HistogramSample<C, A> for u16`; a new layout is a
-//!   `histogram_kernels!` line in `warpsafe-entry` and a `builtin_histograms!` line here.
+//!   (`Histogram<u16, 4, 4>` needs `BuiltIn: HistogramKernels<u16, 4, 4>`, which warpsafe
+//!   does not have; declare the kernels with `warpsafe::histogram_kernels!` in your
+//!   kernel crate and name them with a type of yours: [`HistogramKernels`]).
 
 use std::cmp::Ordering;
 use std::marker::PhantomData;
@@ -114,27 +115,35 @@ pub struct HistogramKernel {
     pub range: &'static warpsafe::kernel::UntypedKernel,
 }
 
-/// A sample type whose histogram in `CHANNELS` interleaved channels, the first `ACTIVE`
-/// counted, has kernels. Built in: `u8` with `<1, 1>`, `<4, 4>` and `<4, 3>`; `u16`, `i32`
-/// and `f32` with `<1, 1>`.
+/// A set of histogram kernels for samples of `S` in `CHANNELS` interleaved channels, the
+/// first `ACTIVE` counted, named by a type of its own: a [`Histogram`]'s last parameter.
+/// [`BuiltIn`] names warpsafe's; for another layout, declare its kernels in your kernel
+/// crate with `warpsafe::histogram_kernels!` and implement this for a type of yours
+/// (`Histogram<u16, 2, 2, MyKernels>`).
 ///
 /// # Safety
-/// [`HistogramSample::kernel`] returns the kernels that `warpsafe::histogram_kernels!`
-/// declared for `Self`, `CHANNELS` and `ACTIVE`, `even` in that macro's order, and the
-/// program that holds them: the `Histogram` launches them with samples of `Self` and
-/// bins sized for `ACTIVE` channels, so kernels of another type or layout would read and
-/// write outside its buffers. (An integer even-bins kernel listed under another division
-/// mode than its own stops the launch with a trap rather than count: it checks the mode
-/// it is given.)
-pub unsafe trait HistogramSample<const CHANNELS: usize, const ACTIVE: usize>: Sample {
+/// [`HistogramKernels::kernel`] returns the kernels that `warpsafe::histogram_kernels!`
+/// declared for `S`, `CHANNELS` and `ACTIVE`, `even` in that macro's order, and the
+/// program that holds them: the `Histogram` launches them with samples of `S` and bins
+/// sized for `ACTIVE` channels, so kernels of another type or layout would read and
+/// write outside its buffers. (A kernel listed in another kernel's place, the wrong
+/// division mode or even bins for range bins, stops the launch with a trap rather than
+/// count: it checks the binning it is given.)
+pub unsafe trait HistogramKernels<S: Sample, const CHANNELS: usize, const ACTIVE: usize> {
     /// The kernels.
     fn kernel() -> HistogramKernel;
 }
 
+/// warpsafe's own histogram kernels (in `warpsafe-entry`), every [`Histogram`]'s unless
+/// it names others: `u8` samples in 1 channel, in 4 with all 4 counted and in 4 with 3
+/// counted; `u16`, `i32` and `f32` samples in 1 channel.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BuiltIn;
+
 macro_rules! builtin_histograms {
     ($($t:ty, $channels:literal, $active:literal => [$($even:ident),+], $range:ident;)*) => {$(
         // SAFETY: warpsafe-entry's `histogram_kernels!` kernels of this layout, in its order.
-        unsafe impl HistogramSample<$channels, $active> for $t {
+        unsafe impl HistogramKernels<$t, $channels, $active> for BuiltIn {
             fn kernel() -> HistogramKernel {
                 use warpsafe_entry::histogram as k;
                 static EVEN: &[&warpsafe::kernel::UntypedKernel] = &[$(k::$even.untyped()),+];
@@ -258,8 +267,8 @@ pub struct HistogramPlan {
 }
 
 /// Counts samples of `S` into bins (module docs): `CHANNELS` interleaved channels, the
-/// first `ACTIVE` counted.
-pub struct Histogram<S: Sample, const CHANNELS: usize = 1, const ACTIVE: usize = 1> {
+/// first `ACTIVE` counted, with the kernels that `K` names.
+pub struct Histogram<S: Sample, const CHANNELS: usize = 1, const ACTIVE: usize = 1, K = BuiltIn> {
     device: Device,
     function: Function,
     params: BinParams,
@@ -281,17 +290,18 @@ pub struct Histogram<S: Sample, const CHANNELS: usize = 1, const ACTIVE: usize =
     dirty: bool,
     /// The stream of the waiting calls.
     stream: Stream,
-    sample: PhantomData<fn(S)>,
+    sample: PhantomData<fn(S) -> K>,
 }
 
-impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize> std::fmt::Debug
-    for Histogram<S, CHANNELS, ACTIVE>
+impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize, K> std::fmt::Debug
+    for Histogram<S, CHANNELS, ACTIVE, K>
 {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Histogram")
             .field("sample", &std::any::type_name::<S>())
             .field("channels", &CHANNELS)
             .field("active", &ACTIVE)
+            .field("kernels", &std::any::type_name::<K>())
             .field("bins", &self.params.bins)
             .field("range", &self.range)
             .field("device", &self.device)
@@ -317,8 +327,8 @@ fn check_device(device: &Device, on_device: bool) -> Result<(), Error> {
     }
 }
 
-impl<S: HistogramSample<CHANNELS, ACTIVE>, const CHANNELS: usize, const ACTIVE: usize>
-    Histogram<S, CHANNELS, ACTIVE>
+impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize, K: HistogramKernels<S, CHANNELS, ACTIVE>>
+    Histogram<S, CHANNELS, ACTIVE, K>
 {
     /// `bins` even bins per channel over `[lower, upper)` (module docs).
     ///
@@ -387,7 +397,7 @@ impl<S: HistogramSample<CHANNELS, ACTIVE>, const CHANNELS: usize, const ACTIVE: 
         range: bool,
         levels: Option<DeviceBuffer<S::Level>>,
     ) -> Result<Self, Error> {
-        let kernel = S::kernel();
+        let kernel = K::kernel();
         let entry = if range {
             kernel.range
         } else {

@@ -850,7 +850,7 @@ unsafe fn hand_off(scratch: *mut u32, counts: *mut u32, ticket: *mut u32, slots:
 ///
 /// Every thread first checks that `params.division` is `BINNING` (0 for `f32` even
 /// bins) and executes `trap` if not, ending the launch before anything is counted: a
-/// kernel of one binning given the parameters of another (a `HistogramSample` that lists
+/// kernel of one binning given the parameters of another (a `HistogramKernels` that lists
 /// its kernels out of order) would put samples in bins past the shared copies and the
 /// counts. The check costs one comparison per thread.
 ///

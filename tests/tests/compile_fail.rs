@@ -6,7 +6,8 @@
 //! leaking an owned index; a `Group` implemented outside warpsafe (its mask could leave out
 //! the caller); shared memory of a type with invalid bit patterns; orderings PTX lacks; a
 //! scanner or selector whose operator or predicate is for another element type; an
-//! operator's kernel set (`Reduction`) implemented without `unsafe`.
+//! operator's kernel set (`Reduction`) implemented without `unsafe`; a histogram of a
+//! sample type and channel layout that no kernel set covers.
 //! (The checks rustc makes only when it generates code, a tile of 3 lanes and over-aligned
 //! dynamic shared memory, are tested through the builder in `ptx.rs`.) Regenerate the
 //! expected messages with `TRYBUILD=overwrite` after a compiler upgrade, and read the diff.

@@ -16,7 +16,7 @@ use warpsafe::histogram::{
     BinParams, Copies, Sample, BINS_BETWEEN_LEVELS, DIVIDE_EVERY_VALUE, DIVIDE_IDENTITY, DIVIDE_MAGIC,
     DIVIDE_WIDE,
 };
-use warpsafe_host::histogram::{Histogram, HistogramOptions, HistogramSample};
+use warpsafe_host::histogram::{BuiltIn, Histogram, HistogramKernel, HistogramKernels, HistogramOptions};
 use warpsafe_host::{kernel_args, Device, Error, LaunchConfig};
 use warpsafe_tests::{on_gpu, test_devices};
 
@@ -182,14 +182,15 @@ fn data<S: TestSample>(len: usize, bins: &Bins<S::Level>, skewed: bool, seed: u6
 
 /// Runs `histogram` over `samples` twice, into a counts buffer filled with garbage, and
 /// checks both runs against the model.
-fn check_counts<S, const CH: usize, const ACTIVE: usize>(
+fn check_counts<S, const CH: usize, const ACTIVE: usize, K>(
     device: &Device,
-    histogram: &mut Histogram<S, CH, ACTIVE>,
+    histogram: &mut Histogram<S, CH, ACTIVE, K>,
     samples: &[S],
     bins: &Bins<S::Level>,
     what: &str,
 ) where
-    S: TestSample + HistogramSample<CH, ACTIVE>,
+    S: TestSample,
+    K: HistogramKernels<S, CH, ACTIVE>,
 {
     let expected = model(samples, bins, CH, ACTIVE);
     let input = device.upload(samples).unwrap();
@@ -212,17 +213,20 @@ fn check_counts<S, const CH: usize, const ACTIVE: usize>(
 }
 
 /// The histogram of `bins` with `options`.
-fn histogram_of<S, const CH: usize, const ACTIVE: usize>(
+fn histogram_of<S, const CH: usize, const ACTIVE: usize, K>(
     device: &Device,
     bins: &Bins<S::Level>,
     options: HistogramOptions,
-) -> Histogram<S, CH, ACTIVE>
+) -> Histogram<S, CH, ACTIVE, K>
 where
-    S: TestSample + HistogramSample<CH, ACTIVE>,
+    S: TestSample,
+    K: HistogramKernels<S, CH, ACTIVE>,
 {
     match bins {
-        Bins::Even { bins, lower, upper } => Histogram::<S, CH, ACTIVE>::even(device, *bins, *lower, *upper),
-        Bins::Range(levels) => Histogram::<S, CH, ACTIVE>::range(device, levels),
+        Bins::Even { bins, lower, upper } => {
+            Histogram::<S, CH, ACTIVE, K>::even(device, *bins, *lower, *upper)
+        }
+        Bins::Range(levels) => Histogram::<S, CH, ACTIVE, K>::range(device, levels),
     }
     .unwrap()
     .with_options(options)
@@ -230,15 +234,16 @@ where
 }
 
 /// Every length and both distributions for one histogram.
-fn check_layout<S, const CH: usize, const ACTIVE: usize>(
+fn check_layout<S, const CH: usize, const ACTIVE: usize, K>(
     device: &Device,
     bins: Bins<S::Level>,
     options: HistogramOptions,
     seed: u64,
 ) where
-    S: TestSample + HistogramSample<CH, ACTIVE>,
+    S: TestSample,
+    K: HistogramKernels<S, CH, ACTIVE>,
 {
-    let mut histogram = histogram_of::<S, CH, ACTIVE>(device, &bins, options);
+    let mut histogram = histogram_of::<S, CH, ACTIVE, K>(device, &bins, options);
     let gpu = on_gpu(device);
     for len in lengths(gpu) {
         let len = len - len % CH;
@@ -261,28 +266,43 @@ fn integer_levels(bins: u32, lower: i64, step: i64) -> Vec<i64> {
 
 fn check_every_sample_type(device: &Device, options: HistogramOptions, seed: u64) {
     for bins in [1, 2, 255, 256, 257] {
-        check_layout::<u8, 1, 1>(device, Bins::Even { bins, lower: 0, upper: 256 }, options, seed);
+        check_layout::<u8, 1, 1, BuiltIn>(device, Bins::Even { bins, lower: 0, upper: 256 }, options, seed);
     }
     // One bin per value with the bounds one below the type's: the identity with an offset,
     // not the every-value fast path.
-    check_layout::<u8, 1, 1>(device, Bins::Even { bins: 257, lower: -1, upper: 256 }, options, seed);
+    check_layout::<u8, 1, 1, BuiltIn>(device, Bins::Even { bins: 257, lower: -1, upper: 256 }, options, seed);
     // One bin per u16 value (the every-value fast path on the global-memory path).
-    check_layout::<u16, 1, 1>(device, Bins::Even { bins: 65_536, lower: 0, upper: 65_536 }, options, seed);
-    check_layout::<u8, 1, 1>(device, Bins::Even { bins: 10, lower: 20, upper: 220 }, options, seed);
+    check_layout::<u16, 1, 1, BuiltIn>(
+        device,
+        Bins::Even { bins: 65_536, lower: 0, upper: 65_536 },
+        options,
+        seed,
+    );
+    check_layout::<u8, 1, 1, BuiltIn>(device, Bins::Even { bins: 10, lower: 20, upper: 220 }, options, seed);
     // Bounds past the type's values on either side, and a range no u8 reaches.
-    check_layout::<u8, 1, 1>(device, Bins::Even { bins: 7, lower: -300, upper: 100 }, options, seed);
-    check_layout::<u8, 1, 1>(device, Bins::Even { bins: 9, lower: 200, upper: 1000 }, options, seed);
-    check_layout::<u8, 1, 1>(device, Bins::Even { bins: 3, lower: 300, upper: 400 }, options, seed);
-    check_layout::<u8, 1, 1>(device, Bins::Even { bins: 3, lower: -100, upper: -10 }, options, seed);
-    check_layout::<u16, 1, 1>(device, Bins::Even { bins: 5, lower: -70_000, upper: 10 }, options, seed);
-    check_layout::<u8, 1, 1>(device, Bins::Range(integer_levels(40, 3, 6)), options, seed);
-    check_layout::<u8, 4, 4>(device, Bins::Even { bins: 256, lower: 0, upper: 256 }, options, seed);
-    check_layout::<u8, 4, 4>(device, Bins::Range(integer_levels(17, 0, 15)), options, seed);
-    check_layout::<u8, 4, 3>(device, Bins::Even { bins: 64, lower: 0, upper: 256 }, options, seed);
-    check_layout::<u8, 4, 3>(device, Bins::Range(integer_levels(5, 100, 9)), options, seed);
-    check_layout::<u16, 1, 1>(device, Bins::Even { bins: 1000, lower: 100, upper: 60_000 }, options, seed);
-    check_layout::<u16, 1, 1>(device, Bins::Range(integer_levels(300, 1000, 200)), options, seed);
-    check_layout::<i32, 1, 1>(
+    check_layout::<u8, 1, 1, BuiltIn>(device, Bins::Even { bins: 7, lower: -300, upper: 100 }, options, seed);
+    check_layout::<u8, 1, 1, BuiltIn>(device, Bins::Even { bins: 9, lower: 200, upper: 1000 }, options, seed);
+    check_layout::<u8, 1, 1, BuiltIn>(device, Bins::Even { bins: 3, lower: 300, upper: 400 }, options, seed);
+    check_layout::<u8, 1, 1, BuiltIn>(device, Bins::Even { bins: 3, lower: -100, upper: -10 }, options, seed);
+    check_layout::<u16, 1, 1, BuiltIn>(
+        device,
+        Bins::Even { bins: 5, lower: -70_000, upper: 10 },
+        options,
+        seed,
+    );
+    check_layout::<u8, 1, 1, BuiltIn>(device, Bins::Range(integer_levels(40, 3, 6)), options, seed);
+    check_layout::<u8, 4, 4, BuiltIn>(device, Bins::Even { bins: 256, lower: 0, upper: 256 }, options, seed);
+    check_layout::<u8, 4, 4, BuiltIn>(device, Bins::Range(integer_levels(17, 0, 15)), options, seed);
+    check_layout::<u8, 4, 3, BuiltIn>(device, Bins::Even { bins: 64, lower: 0, upper: 256 }, options, seed);
+    check_layout::<u8, 4, 3, BuiltIn>(device, Bins::Range(integer_levels(5, 100, 9)), options, seed);
+    check_layout::<u16, 1, 1, BuiltIn>(
+        device,
+        Bins::Even { bins: 1000, lower: 100, upper: 60_000 },
+        options,
+        seed,
+    );
+    check_layout::<u16, 1, 1, BuiltIn>(device, Bins::Range(integer_levels(300, 1000, 200)), options, seed);
+    check_layout::<i32, 1, 1, BuiltIn>(
         device,
         Bins::Even { bins: 257, lower: -1_000_000, upper: 3_000_001 },
         options,
@@ -290,23 +310,28 @@ fn check_every_sample_type(device: &Device, options: HistogramOptions, seed: u64
     );
     // A width of 2^32 with 3 bins: past what the 32-bit reciprocal handles (the wide
     // division).
-    check_layout::<i32, 1, 1>(
+    check_layout::<i32, 1, 1, BuiltIn>(
         device,
         Bins::Even { bins: 3, lower: i32::MIN as i64, upper: i32::MAX as i64 + 1 },
         options,
         seed,
     );
-    check_layout::<i32, 1, 1>(device, Bins::Range(integer_levels(1000, -5000, 11)), options, seed);
-    check_layout::<i32, 1, 1>(
+    check_layout::<i32, 1, 1, BuiltIn>(device, Bins::Range(integer_levels(1000, -5000, 11)), options, seed);
+    check_layout::<i32, 1, 1, BuiltIn>(
         device,
         Bins::Even { bins: 1000, lower: i32::MAX as i64 - 999, upper: i32::MAX as i64 + 1 },
         options,
         seed,
     );
-    check_layout::<f32, 1, 1>(device, Bins::Even { bins: 256, lower: -1.5, upper: 2.25 }, options, seed);
-    check_layout::<f32, 1, 1>(device, Bins::Even { bins: 7, lower: 0.1, upper: 0.3 }, options, seed);
+    check_layout::<f32, 1, 1, BuiltIn>(
+        device,
+        Bins::Even { bins: 256, lower: -1.5, upper: 2.25 },
+        options,
+        seed,
+    );
+    check_layout::<f32, 1, 1, BuiltIn>(device, Bins::Even { bins: 7, lower: 0.1, upper: 0.3 }, options, seed);
     let levels: Vec<f32> = (0..=100).map(|i| -3.0 + (i as f32).powf(1.3) * 0.01).collect();
-    check_layout::<f32, 1, 1>(device, Bins::Range(levels), options, seed);
+    check_layout::<f32, 1, 1, BuiltIn>(device, Bins::Range(levels), options, seed);
 }
 
 #[test]
@@ -321,9 +346,19 @@ fn every_sample_type_and_layout_matches_the_model() {
 fn counts_under_several_emulator_schedules() {
     for seed in SEEDS {
         let device = Device::emulator_with(Options { seed, max_resident_blocks: 8, ..Options::default() });
-        check_layout::<u8, 1, 1>(&device, Bins::Even { bins: 256, lower: 0, upper: 256 }, SMALL_BLOCKS, seed);
-        check_layout::<u8, 4, 3>(&device, Bins::Even { bins: 255, lower: 0, upper: 256 }, SMALL_BLOCKS, seed);
-        check_layout::<f32, 1, 1>(
+        check_layout::<u8, 1, 1, BuiltIn>(
+            &device,
+            Bins::Even { bins: 256, lower: 0, upper: 256 },
+            SMALL_BLOCKS,
+            seed,
+        );
+        check_layout::<u8, 4, 3, BuiltIn>(
+            &device,
+            Bins::Even { bins: 255, lower: 0, upper: 256 },
+            SMALL_BLOCKS,
+            seed,
+        );
+        check_layout::<f32, 1, 1, BuiltIn>(
             &device,
             Bins::Even { bins: 31, lower: -1.0, upper: 1.0 },
             SMALL_BLOCKS,
@@ -341,8 +376,18 @@ fn every_private_copy_count_gives_the_same_counts() {
         for (copies, concentrated_copies) in pairs {
             let options = HistogramOptions { copies: Some(copies), concentrated_copies, ..SMALL_BLOCKS };
             let seed = (copies * 64 + concentrated_copies) as u64;
-            check_layout::<u8, 1, 1>(&device, Bins::Even { bins: 256, lower: 0, upper: 256 }, options, seed);
-            check_layout::<u8, 4, 4>(&device, Bins::Even { bins: 100, lower: 0, upper: 256 }, options, seed);
+            check_layout::<u8, 1, 1, BuiltIn>(
+                &device,
+                Bins::Even { bins: 256, lower: 0, upper: 256 },
+                options,
+                seed,
+            );
+            check_layout::<u8, 4, 4, BuiltIn>(
+                &device,
+                Bins::Even { bins: 100, lower: 0, upper: 256 },
+                options,
+                seed,
+            );
         }
     }
 }
@@ -350,6 +395,36 @@ fn every_private_copy_count_gives_the_same_counts() {
 /// Blocks of one launch that pick different copy counts: the tiles of every other block
 /// hold one value (those blocks count in 1 copy), the others' uniform samples (32
 /// copies); all merge into the same bins.
+/// The test kernel crate's histogram kernels for `f32` samples in 2 channels, both
+/// counted: a layout warpsafe does not build in.
+struct TwoChannelKernels;
+
+// SAFETY: the test crate's `histogram_kernels!` kernels of `f32` in 2 channels, both
+// counted, `even` in the macro's order (f32 has one).
+unsafe impl HistogramKernels<f32, 2, 2> for TwoChannelKernels {
+    fn kernel() -> HistogramKernel {
+        use scan_test_kernels as k;
+        static EVEN: &[&warpsafe::kernel::UntypedKernel] = &[k::histogram_even_f32_2c2.untyped()];
+        HistogramKernel {
+            program: warpsafe_tests::test_program("scan"),
+            even: EVEN,
+            range: &k::histogram_range_f32_2c2,
+        }
+    }
+}
+
+#[test]
+fn a_layout_declared_outside_warpsafe_counts_with_its_own_kernels() {
+    for device in test_devices("histogram_user_layout") {
+        for (options, seed) in [(HistogramOptions::default(), 21), (SMALL_BLOCKS, 22)] {
+            let even = Bins::Even { bins: 33, lower: -1.0, upper: 1.5 };
+            check_layout::<f32, 2, 2, TwoChannelKernels>(&device, even, options, seed);
+            let levels: Vec<f32> = (0..=20).map(|i| -1.0 + (i as f32).powf(1.2) * 0.07).collect();
+            check_layout::<f32, 2, 2, TwoChannelKernels>(&device, Bins::Range(levels), options, seed);
+        }
+    }
+}
+
 #[test]
 fn blocks_that_see_concentrated_and_spread_samples_merge_into_the_same_counts() {
     let bins = Bins::Even { bins: 256, lower: 0, upper: 256 };
@@ -358,7 +433,7 @@ fn blocks_that_see_concentrated_and_spread_samples_merge_into_the_same_counts() 
         * warpsafe::histogram::samples_per_vector::<u8>();
     for device in test_devices("histogram_mixed") {
         let options = HistogramOptions { copies: Some(32), ..SMALL_BLOCKS };
-        let mut histogram = histogram_of::<u8, 1, 1>(&device, &bins, options);
+        let mut histogram = histogram_of::<u8, 1, 1, BuiltIn>(&device, &bins, options);
         for (seed, len) in [(21, tile * 7 + 13), (22, tile * 40 + 100)] {
             let blocks = histogram.plan(len).blocks as usize;
             assert!(blocks >= 2, "{blocks} blocks");
@@ -379,12 +454,13 @@ fn blocks_that_see_concentrated_and_spread_samples_merge_into_the_same_counts() 
 /// One histogram over inputs that give every block of the grid 1, 2 and 3 whole tiles of 4
 /// vectors per thread, then none or a partial one (whose loads are all issued before it
 /// is counted).
-fn check_whole_tiles<S, const CH: usize, const ACTIVE: usize>(
+fn check_whole_tiles<S, const CH: usize, const ACTIVE: usize, K>(
     device: &Device,
     bins: Bins<S::Level>,
     seed: u64,
 ) where
-    S: TestSample + HistogramSample<CH, ACTIVE>,
+    S: TestSample,
+    K: HistogramKernels<S, CH, ACTIVE>,
 {
     let options = HistogramOptions {
         block_threads: 32,
@@ -392,7 +468,7 @@ fn check_whole_tiles<S, const CH: usize, const ACTIVE: usize>(
         copies: None,
         concentrated_copies: 1,
     };
-    let mut histogram = histogram_of::<S, CH, ACTIVE>(device, &bins, options);
+    let mut histogram = histogram_of::<S, CH, ACTIVE, K>(device, &bins, options);
     let blocks = histogram.plan(usize::MAX / 2).blocks as usize;
     let tile = 32 * 4 * warpsafe::histogram::samples_per_vector::<S>();
     for tiles in 1..=3 {
@@ -415,10 +491,10 @@ fn check_whole_tiles<S, const CH: usize, const ACTIVE: usize>(
 #[test]
 fn blocks_count_several_whole_tiles_then_a_partial_one() {
     for device in test_devices("histogram_tiles") {
-        check_whole_tiles::<u8, 1, 1>(&device, Bins::Even { bins: 256, lower: 0, upper: 256 }, 3);
-        check_whole_tiles::<u8, 4, 3>(&device, Bins::Even { bins: 64, lower: 0, upper: 256 }, 4);
-        check_whole_tiles::<u16, 1, 1>(&device, Bins::Range(integer_levels(300, 1000, 200)), 5);
-        check_whole_tiles::<f32, 1, 1>(&device, Bins::Even { bins: 7, lower: 0.1, upper: 0.3 }, 6);
+        check_whole_tiles::<u8, 1, 1, BuiltIn>(&device, Bins::Even { bins: 256, lower: 0, upper: 256 }, 3);
+        check_whole_tiles::<u8, 4, 3, BuiltIn>(&device, Bins::Even { bins: 64, lower: 0, upper: 256 }, 4);
+        check_whole_tiles::<u16, 1, 1, BuiltIn>(&device, Bins::Range(integer_levels(300, 1000, 200)), 5);
+        check_whole_tiles::<f32, 1, 1, BuiltIn>(&device, Bins::Even { bins: 7, lower: 0.1, upper: 0.3 }, 6);
     }
 }
 
@@ -428,11 +504,16 @@ fn histograms_too_large_for_shared_memory_count_in_global_memory() {
         let bins = Bins::Even { bins: 100_000, lower: -50_000, upper: 150_000 };
         let histogram = Histogram::<i32>::even(&device, 100_000, -50_000, 150_000).unwrap();
         assert_eq!(histogram.plan(1 << 20).copies, 0, "100 000 bins take the global path");
-        check_layout::<i32, 1, 1>(&device, bins, SMALL_BLOCKS, 7);
+        check_layout::<i32, 1, 1, BuiltIn>(&device, bins, SMALL_BLOCKS, 7);
         let levels: Vec<f32> = (0..=20_000).map(|i| i as f32 * 0.5).collect();
-        check_layout::<f32, 1, 1>(&device, Bins::Range(levels), SMALL_BLOCKS, 8);
+        check_layout::<f32, 1, 1, BuiltIn>(&device, Bins::Range(levels), SMALL_BLOCKS, 8);
         // 4 counted channels of 4096 bins: over 48 KiB even with one copy.
-        check_layout::<u8, 4, 4>(&device, Bins::Even { bins: 4096, lower: 0, upper: 256 }, SMALL_BLOCKS, 9);
+        check_layout::<u8, 4, 4, BuiltIn>(
+            &device,
+            Bins::Even { bins: 4096, lower: 0, upper: 256 },
+            SMALL_BLOCKS,
+            9,
+        );
     }
 }
 
@@ -582,11 +663,11 @@ fn bad_input_gets_typed_errors() {
 
 // ---------------------------------------------------------------------------------------
 // A kernel given the parameters of another binning traps (the defence against a
-// `HistogramSample` that lists its kernels out of order).
+// `HistogramKernels` that lists its kernels out of order).
 
-/// The built-in `u8` (1 channel) kernel of `binning`, as `HistogramSample` lists it.
+/// The built-in `u8` (1 channel) kernel of `binning`, as `BuiltIn` lists it.
 fn u8_kernel(device: &Device, binning: u32) -> warpsafe_host::Function {
-    let kernels = <u8 as HistogramSample<1, 1>>::kernel();
+    let kernels = <BuiltIn as HistogramKernels<u8, 1, 1>>::kernel();
     let kernel = if binning == BINS_BETWEEN_LEVELS { kernels.range } else { kernels.even[binning as usize] };
     device.load(&kernels.program).unwrap().untyped_kernel(kernel).unwrap()
 }

@@ -4,7 +4,8 @@
 //! a time), a selection by a user predicate, and the library's scan over two hand-made
 //! status protocols that pass values beside a separate flag: one correct (release and
 //! acquire), one planted bug (the flag published without release, so it may be seen
-//! before its value).
+//! before its value); and histogram kernels for a layout warpsafe does not build in
+//! (`f32` samples in 2 channels, both counted).
 #![no_std]
 
 use core::marker::PhantomData;
@@ -102,6 +103,10 @@ warpsafe::select_kernels! {
 
 warpsafe::segmented_reduce_kernels! {
     Affine, Then => segreduce_affine_thread, segreduce_affine_tile4, segreduce_affine_tile16, segreduce_affine_warp, segreduce_affine_block, segreduce_affine_batches, segreduce_affine_chunks;
+}
+
+warpsafe::histogram_kernels! {
+    f32, 2, 2 => even [histogram_even_f32_2c2], range histogram_range_f32_2c2;
 }
 
 /// Status slots that keep each value in a plain array and announce it with a separate

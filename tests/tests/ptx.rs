@@ -239,3 +239,55 @@ fn ptxas_check_rejects_broken_ptx() {
     assert_ne!(broken, ptx, "the PTX has no shfl.sync.bfly.b32 to break");
     assert!(assemble(&broken, sm).is_err(), "ptxas accepted an invalid instruction");
 }
+
+/// The block barriers of a kernel (`barrier.sync`, `barrier.red`) that whole warps may not
+/// reach together: no `bar.warp.sync -1` between the last branch target before them and
+/// them.
+fn barriers_without_reconvergence(body: &str) -> Vec<String> {
+    let mut reconverged = false;
+    let mut missing = Vec::new();
+    for line in body.lines().map(str::trim) {
+        if line.starts_with("$L__") && line.contains(':') {
+            reconverged = false;
+        } else if line.starts_with("bar.warp.sync") && line.contains("-1;") {
+            reconverged = true;
+        } else if line.starts_with("barrier.") && !reconverged {
+            missing.push(line.to_string());
+        }
+    }
+    missing
+}
+
+#[test]
+fn histogram_kernels_reach_every_block_barrier_with_whole_warps() {
+    // compute-sanitizer's synccheck reports a warp whose lanes arrive at a block barrier
+    // apart (the loops over words and slots end inside a warp when their count does), so
+    // every barrier of the histogram kernels comes right after a full-warp
+    // `bar.warp.sync`, with no branch target in between. (The kernels of 2026-11-26
+    // before this rule had none: 104 barriers in the 26 kernels for sm_90.)
+    for &(sm, ptx) in warpsafe_host::ptx::EMBEDDED {
+        let kernels: Vec<&str> = ptx
+            .match_indices(".entry warpsafe_histogram_")
+            .map(|(i, _)| &ptx[i + ".entry ".len()..])
+            .map(|rest| &rest[..rest.find('(').unwrap()])
+            .collect();
+        assert_eq!(kernels.len(), 26, "sm_{sm}: the histogram kernels");
+        let mut barriers = 0;
+        for kernel in kernels {
+            let body = kernel_body(ptx, kernel);
+            barriers += body.lines().filter(|l| l.trim_start().starts_with("barrier.")).count();
+            let missing = barriers_without_reconvergence(body);
+            assert!(
+                missing.is_empty(),
+                "sm_{sm} {kernel}: barriers without a bar.warp.sync before them: {missing:?}"
+            );
+        }
+        assert!(barriers >= 4 * 26, "sm_{sm}: {barriers} barriers, expected at least 4 per kernel");
+    }
+}
+
+#[test]
+fn the_reconvergence_check_finds_a_barrier_after_a_branch_target() {
+    let body = "bar.warp.sync \t-1;\n\tbarrier.sync \t0;\n$L__BB0_3:\n\tbarrier.red.or.pred \t%p1, 0, %p2;\n";
+    assert_eq!(barriers_without_reconvergence(body), ["barrier.red.or.pred \t%p1, 0, %p2;"]);
+}

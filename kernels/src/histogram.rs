@@ -84,7 +84,7 @@ use core::mem::size_of;
 
 use bytemuck::{Pod, Zeroable};
 
-use crate::arch::{self, FULL_MASK, WARP_SIZE};
+use crate::arch::{self, WARP_SIZE};
 use crate::atomic::{DeviceAtomicU32, Relaxed};
 use crate::barrier;
 use crate::fence;
@@ -752,12 +752,8 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize> BinningVisitor<S>
             let present = first_tile.present(0).then_some(first_tile.vectors.0);
             // SAFETY: every lane of warp 0, and no other, reaches this match, once.
             let concentrated_here = looks && unsafe { concentrated(binning, present) };
-            // SAFETY: every lane of this warp is here (whole warps, no thread has exited);
-            // every thread of the block reaches the barrier once.
-            let copies = if unsafe {
-                reconverge();
-                barrier::sync_or(concentrated_here)
-            } {
+            // SAFETY: every thread of the block reaches this barrier once.
+            let copies = if unsafe { barrier::sync_or(concentrated_here) } {
                 self.copies.concentrated
             } else {
                 self.copies.spread
@@ -783,12 +779,8 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize> BinningVisitor<S>
                     self.input(binning, counter).count_share::<CHANNELS, ACTIVE>(first_tile);
                 }
             }
-            // SAFETY: every lane of this warp is here (whole warps, no thread has exited);
-            // every thread of the block reaches the barrier once.
-            unsafe {
-                reconverge();
-                barrier::sync();
-            }
+            // SAFETY: every thread of the block reaches this barrier once.
+            unsafe { barrier::sync() };
             let mut slot = rank;
             while slot < slots {
                 let mut sum = 0u32;
@@ -812,41 +804,20 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize> BinningVisitor<S>
     }
 }
 
-/// `bar.warp.sync` over the whole warp, before a block barrier. The loops over words and
-/// slots leave a warp's lanes diverged when their count ends inside the warp (2 channels
-/// of 33 bins: 66 slots, 2 lanes of warp 2 busy). A non-`.aligned` `barrier.sync` lets a
-/// warp's lanes arrive apart on sm_70+, but CUDA's rule for `__syncthreads` does not,
-/// and compute-sanitizer's synccheck reports such an arrival ("Divergent thread(s) in
-/// block", seen on an H100 on 2026-11-26); reconverging first costs a few cycles per
-/// barrier.
-///
-/// # Safety
-/// Every lane of the calling warp calls it.
-#[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-unsafe fn reconverge() {
-    // SAFETY: forwarded from the caller.
-    unsafe { warp::sync_warp(FULL_MASK) }
-}
-
 /// The end of every block: the last block to finish moves the scratch bins to `counts`
 /// and zeroes them (module docs).
 ///
 /// # Safety
-/// Every thread of the block calls it once, after its last update of the scratch, and
-/// no thread of the block has exited; `scratch` and `counts` hold `slots` words,
-/// `ticket` is 0 at the launch's start; all three are used by no other concurrent launch.
+/// Every thread of the block calls it once, after its last update of the scratch;
+/// `scratch` and `counts` hold `slots` words, `ticket` is 0 at the launch's start; all
+/// three are used by no other concurrent launch.
 #[inline(always)]
 unsafe fn hand_off(scratch: *mut u32, counts: *mut u32, ticket: *mut u32, slots: u32) {
     // Release: this thread's scratch updates before the ticket (with the barrier, every
     // thread's before thread 0's ticket).
     fence::device();
-    // SAFETY: every lane of this warp is here (no thread has exited, blocks are whole
-    // warps); every thread of the block reaches the barrier once.
-    unsafe {
-        reconverge();
-        barrier::sync();
-    }
+    // SAFETY: every thread of the block reaches this barrier once.
+    unsafe { barrier::sync() };
     let mut last = false;
     let rank = thread::linear_thread_idx();
     if rank == 0 {
@@ -856,11 +827,8 @@ unsafe fn hand_off(scratch: *mut u32, counts: *mut u32, ticket: *mut u32, slots:
         let ticket = unsafe { DeviceAtomicU32::from_ptr(ticket) };
         last = ticket.fetch_inc(final_ticket, Relaxed) == final_ticket;
     }
-    // SAFETY: as above.
-    if !unsafe {
-        reconverge();
-        barrier::sync_or(last)
-    } {
+    // SAFETY: every thread of the block reaches this barrier once.
+    if !unsafe { barrier::sync_or(last) } {
         return;
     }
     // Acquire: every block's updates, released before its ticket, before these reads.

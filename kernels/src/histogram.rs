@@ -737,13 +737,21 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize> BinningVisitor<S>
         } else {
             let window = shared::dynamic::<u32>();
             let words = slots * self.copies.spread;
-            let mut word = rank;
-            while word < words {
-                // SAFETY: bounds-checked against the window; no other thread touches this
-                // word before the barrier below (and the last block's barrier ordered the
-                // previous block's use of the window on this SM before its exit).
-                unsafe { window.write(word as usize, 0) };
-                word += threads;
+            // Whole warps step through the words (and the slots below), each lane testing
+            // its own: a warp whose lanes left a loop at different steps reached the
+            // hand-off's `barrier.red` diverged, which compute-sanitizer's synccheck
+            // reports (H100, 2026-11-26: 66 or 257 slots).
+            let mut warp_word = rank - thread::lane_id();
+            while warp_word < words {
+                let word = warp_word + thread::lane_id();
+                if word < words {
+                    // SAFETY: bounds-checked against the window; no other thread touches
+                    // this word before the barrier below (and the last block's barrier
+                    // ordered the previous block's use of the window on this SM before
+                    // its exit).
+                    unsafe { window.write(word as usize, 0) };
+                }
+                warp_word += threads;
             }
             // Warp 0 looks at its first vectors (module docs, "Concentrated samples"): a
             // condition uniform over each warp, and warp 0 is whole (blocks are whole
@@ -781,22 +789,26 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize> BinningVisitor<S>
             }
             // SAFETY: every thread of the block reaches this barrier once.
             unsafe { barrier::sync() };
-            let mut slot = rank;
-            while slot < slots {
-                let mut sum = 0u32;
-                for k in 0..copies {
-                    let word = (slot << log2_copies) | ((k + slot) & (copies - 1));
-                    // SAFETY: a word of the window (bounds-checked); its atomic updates
-                    // are ordered before this read by the barrier above, and nothing
-                    // writes it again in this block.
-                    sum = sum.wrapping_add(unsafe { window.read(word as usize) });
+            let mut warp_slot = rank - thread::lane_id();
+            while warp_slot < slots {
+                let slot = warp_slot + thread::lane_id();
+                if slot < slots {
+                    let mut sum = 0u32;
+                    for k in 0..copies {
+                        let word = (slot << log2_copies) | ((k + slot) & (copies - 1));
+                        // SAFETY: a word of the window (bounds-checked); its atomic
+                        // updates are ordered before this read by the barrier above, and
+                        // nothing writes it again in this block.
+                        sum = sum.wrapping_add(unsafe { window.read(word as usize) });
+                    }
+                    if sum != 0 {
+                        // SAFETY: slot < ACTIVE * bins, the scratch's length; accessed
+                        // only atomically during the launch (contract).
+                        unsafe { DeviceAtomicU32::from_ptr(self.scratch.add(slot as usize)) }
+                            .add(sum, Relaxed);
+                    }
                 }
-                if sum != 0 {
-                    // SAFETY: slot < ACTIVE * bins, the scratch's length; accessed only
-                    // atomically during the launch (contract).
-                    unsafe { DeviceAtomicU32::from_ptr(self.scratch.add(slot as usize)) }.add(sum, Relaxed);
-                }
-                slot += threads;
+                warp_slot += threads;
             }
         }
         // SAFETY: forwarded from the launch contract.

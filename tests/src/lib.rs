@@ -80,6 +80,29 @@ pub fn note(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
+/// The command that runs the ignored test `test` of the calling test executable alone in a
+/// child process (`--exact --ignored --nocapture`, one thread). Tests whose kernel must
+/// fail on the GPU use it: a failed launch leaves the process's CUDA context unusable, so
+/// it fails in a process of its own, and the parent checks what the child printed.
+pub fn child_test_command(test: &str) -> std::process::Command {
+    let mut command =
+        std::process::Command::new(std::env::current_exe().expect("the test executable's path"));
+    command.args([test, "--exact", "--ignored", "--nocapture", "--test-threads=1"]);
+    command
+}
+
+/// Runs [`child_test_command`]`(test)` with the variables `env` set, waits for it, and
+/// returns what it printed to stdout (the child's `println!` lines and the device's
+/// `printf` output).
+///
+/// # Panics
+/// When the child process cannot be started.
+pub fn child_test_stdout(test: &str, env: &[(&str, &str)]) -> String {
+    let out =
+        child_test_command(test).envs(env.iter().copied()).output().expect("starting the child test process");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// The GPU, or `None` after printing a visible `skipped: no CUDA device` line when there is
 /// none. With `WARPSAFE_REQUIRE_GPU=1` a missing GPU fails the test instead, so a GPU run
 /// cannot pass by skipping. Any error other than "no device" fails the test.

@@ -18,7 +18,7 @@ use warpsafe_host::collective::{
 };
 use warpsafe_host::reduce::{Reducer, Reduction};
 use warpsafe_host::{Backend, Device, DeviceBuffer, Error, Gpu};
-use warpsafe_tests::{gpus_or_skip, note, on_gpu};
+use warpsafe_tests::{child_test_command, gpus_or_skip, note, on_gpu};
 
 warpsafe_tests::user_reduction!(MatReduction: Mat2, MatMul, reduce_mat_two_pass, reduce_mat_last_block, reduce_mat_cooperative, reduce_mat_fold_copies);
 
@@ -469,8 +469,7 @@ const NCCL_CHILD: &str = "WARPSAFE_TEST_NCCL_MISSING_CHILD";
 
 #[test]
 fn nccl_missing_at_run_time_is_a_typed_error() {
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["nccl_missing_child", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+    let out = child_test_command("nccl_missing_child")
         .env(NCCL_CHILD, "1")
         .env(NCCL_LIBRARY_VARIABLE, "/nonexistent/libnccl.so.2")
         .output()
@@ -523,8 +522,7 @@ fn gpu_ranks_in_separate_processes_join_by_unique_id() {
     let id = UniqueId::new(Backend::Gpu).unwrap().to_string();
     let children: Vec<_> = (0..ranks)
         .map(|rank| {
-            std::process::Command::new(std::env::current_exe().unwrap())
-                .args(["gpu_rank_child", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+            child_test_command("gpu_rank_child")
                 .env(RANK_CHILD_ID, &id)
                 .env(RANK_CHILD_RANK, rank.to_string())
                 .env(RANK_CHILD_RANKS, ranks.to_string())

@@ -404,12 +404,7 @@ fn misuse_child_process() {
 /// Runs `kernel` in a child process and returns its stdout (where the device's printf
 /// output lands).
 fn run_misuse(kernel: &str) -> String {
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["misuse_child_process", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
-        .env(CHILD_KERNEL, kernel)
-        .output()
-        .expect("starting the child test process");
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    warpsafe_tests::child_test_stdout("misuse_child_process", &[(CHILD_KERNEL, kernel)])
 }
 
 #[test]

@@ -9,7 +9,7 @@ use rand::{Rng, SeedableRng};
 use third_party_kernels as k;
 use warpsafe::emu::{self, ErrorKind};
 use warpsafe_host::{Device, Error, LaunchConfig};
-use warpsafe_tests::{gpu_or_skip, note, on_gpu, test_devices, THIRD_PARTY};
+use warpsafe_tests::{child_test_stdout, gpu_or_skip, note, on_gpu, test_devices, THIRD_PARTY};
 
 /// Element counts: empty, one, the edges of a warp and of a block, 2^k ± 1.
 const SIZES: [usize; 10] = [0, 1, 31, 32, 33, 1023, 1025, (1 << 12) - 1, (1 << 12) + 1, 5000];
@@ -170,12 +170,7 @@ fn an_index_past_a_global_buffer_traps_on_the_gpu_with_index_and_length() {
     if gpu_or_skip("an_index_past_a_global_buffer_traps_on_the_gpu_with_index_and_length").is_none() {
         return;
     }
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["out_of_bounds_child_process", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
-        .env(CHILD_ENV, "1")
-        .output()
-        .expect("starting the child test process");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = child_test_stdout("out_of_bounds_child_process", &[(CHILD_ENV, "1")]);
     note(&format!("child process output:\n{stdout}"));
     for phrase in [
         "child: histogram failed while running",

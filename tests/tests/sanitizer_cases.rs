@@ -7,7 +7,7 @@
 use emu_test_kernels::misuse;
 use warpsafe::emu::{for_each_seed, ErrorKind};
 use warpsafe_host::{Device, Error, LaunchConfig, Module};
-use warpsafe_tests::{gpu_or_skip, note, test_program};
+use warpsafe_tests::{child_test_stdout, gpu_or_skip, note, test_program};
 
 /// One planted bug: its name, how to launch it on a device, and what the emulator
 /// reports.
@@ -239,12 +239,7 @@ fn a_bad_shuffle_width_traps_on_the_gpu_with_the_same_words() {
     if gpu_or_skip("a_bad_shuffle_width_traps_on_the_gpu_with_the_same_words").is_none() {
         return;
     }
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["sanitizer_case_child_process", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
-        .env(CHILD_CASE, "bad_shuffle_width")
-        .output()
-        .expect("starting the child test process");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = child_test_stdout("sanitizer_case_child_process", &[(CHILD_CASE, "bad_shuffle_width")]);
     note(&format!("child process output:\n{stdout}"));
     for phrase in ["warpsafe: shuffle width 24 is not a power of two in 1..=32", "child: bad_shuffle_width: "]
     {

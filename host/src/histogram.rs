@@ -76,11 +76,12 @@
 //! small, so that clearing and merging them costs less than the samples; with 16 copies
 //! or more, one copy in a block whose first 32 vectors have half their first samples in
 //! one bin, as data with one dominant value has, where copies cost and buy nothing),
-//! merged into
-//! scratch bins in global memory; the last block to finish moves the scratch bins to
-//! `counts` and zeroes them. Histograms too large for 48 KiB of shared memory (more than
-//! 12288 bins times active channels) count into the scratch bins directly. The scratch
-//! and the ticket counter are owned by the `Histogram` and stay zeroed between calls.
+//! added into `counts` with device-scope atomics once the launch's first block has zeroed
+//! it. Histograms too large for 48 KiB of shared memory (more than 12288 bins times active
+//! channels) count into `counts` directly. The two words through which the first block
+//! says that it has zeroed the output are owned by the `Histogram`, with a launch number
+//! (epoch) that tells each launch's use of them from earlier ones', so nothing needs
+//! resetting between calls, not even after a failed one.
 //!
 //! # Errors
 //! - [`Error::InvalidArgument`]: no bins; even bounds with `lower >= upper`, a NaN bound,
@@ -190,6 +191,9 @@ pub struct HistogramOptions {
     /// Private copies of the bins per block: a power of two from 1 to 32, lowered to what
     /// fits 48 KiB of shared memory; `None` (the default) picks them from the input size.
     pub copies: Option<u32>,
+    /// A fixed grid (for sweeps), at least 1, lowered to one wave of resident blocks;
+    /// `None` (the default) plans it from the input size and `blocks_per_multiprocessor`.
+    pub blocks: Option<u32>,
     /// Private copies a block keeps instead when its first samples concentrate in one bin
     /// (`warpsafe::histogram`, "Concentrated samples"): a power of two from 1 to 32 (1 by
     /// default), lowered to `copies`; 32 never looks at the data. With `copies: None`,
@@ -204,6 +208,7 @@ impl Default for HistogramOptions {
             block_threads: kernel_histogram::BLOCK_THREADS,
             blocks_per_multiprocessor: 4,
             copies: None,
+            blocks: None,
             concentrated_copies: 1,
         }
     }
@@ -277,17 +282,16 @@ pub struct Histogram<S: Sample, const CHANNELS: usize = 1, const ACTIVE: usize =
     /// stays valid.
     _levels: Option<DeviceBuffer<S::Level>>,
     options: HistogramOptions,
-    /// `bins * ACTIVE` words, zero between launches.
-    scratch: DeviceBuffer<u32>,
-    /// The last-block ticket, 0 between launches.
-    ticket: DeviceBuffer<u32>,
+    /// The kernel's two hand-off words (`warpsafe::histogram`, "One launch"), zeroed at
+    /// allocation, then holding earlier launches' epochs.
+    handoff: DeviceBuffer<u64>,
+    /// The last launch's epoch: each launch gets the next (1 the first), so no two
+    /// launches over `handoff` share one (a `u64` does not wrap).
+    epoch: u64,
     /// Blocks of `options.block_threads` threads that can be resident on one
     /// multiprocessor with the most shared memory a plan gives them (the kernel's
     /// registers usually decide): the persistent grid is never larger than one wave.
     resident_per_multiprocessor: u32,
-    /// Set when a launch failed (scratch and ticket may hold a partial launch's state):
-    /// they are zeroed before the next launch.
-    dirty: bool,
     /// The stream of the waiting calls.
     stream: Stream,
     sample: PhantomData<fn(S) -> K>,
@@ -335,7 +339,7 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize, K: HistogramKernels<
     /// # Errors
     /// [`Error::InvalidArgument`] for no bins or bounds that cannot be counted (module
     /// docs); [`Error::InputTooLarge`] for `bins * ACTIVE` past 2^32 - 1; loading the
-    /// kernel or allocating the scratch.
+    /// kernel or allocating the hand-off words.
     pub fn even(device: &Device, bins: u32, lower: S::Level, upper: S::Level) -> Result<Self, Error> {
         Self::check_bins(bins)?;
         let params = S::even(lower, upper, bins).ok_or_else(|| {
@@ -418,9 +422,8 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize, K: HistogramKernels<
             _levels: levels,
             options: HistogramOptions::default(),
             resident_per_multiprocessor: 1,
-            scratch: device.alloc_zeroed(params.bins as usize * ACTIVE)?,
-            ticket: device.alloc_zeroed(1)?,
-            dirty: false,
+            handoff: device.alloc_zeroed(2)?,
+            epoch: 0,
             stream: device.stream()?,
             sample: PhantomData,
         };
@@ -466,6 +469,9 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize, K: HistogramKernels<
                 options.blocks_per_multiprocessor
             )));
         }
+        if options.blocks == Some(0) {
+            return Err(invalid("a fixed grid of 0 blocks: at least 1".into()));
+        }
         let copies_ok = |copies: u32| copies.is_power_of_two() && copies <= kernel_histogram::MAX_COPIES;
         if let Some(copies) = options.copies.filter(|&c| !copies_ok(c)) {
             return Err(invalid(format!("{copies} private copies: a power of two from 1 to 32")));
@@ -502,7 +508,12 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize, K: HistogramKernels<
         let multiprocessors = self.device.multiprocessor_count() as u64;
         let grid = |per_multiprocessor: u32| {
             let most_blocks = multiprocessors * per_multiprocessor as u64;
-            let blocks = vectors.div_ceil(threads * MIN_VECTORS_PER_THREAD).clamp(1, most_blocks);
+            let blocks = match self.options.blocks {
+                Some(blocks) => {
+                    (blocks as u64).min(multiprocessors * self.resident_per_multiprocessor as u64)
+                }
+                None => vectors.div_ceil(threads * MIN_VECTORS_PER_THREAD).clamp(1, most_blocks),
+            };
             let copies = match self.options.copies {
                 Some(copies) => copies.min(fitting),
                 None if fitting == 0 => 0,
@@ -525,6 +536,7 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize, K: HistogramKernels<
         let (mut blocks, mut copies) = grid(per_multiprocessor);
         while per_multiprocessor > 2
             && self.options.copies.is_none()
+            && self.options.blocks.is_none()
             && copies < FEWEST_COPIES_FOR_MORE_BLOCKS.min(fitting)
         {
             per_multiprocessor = (per_multiprocessor / 2).max(2);
@@ -553,9 +565,7 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize, K: HistogramKernels<
         // SAFETY: both buffers are borrowed (counts mutably) until the stream is
         // synchronised below.
         unsafe { self.enqueue(None, samples, counts)? };
-        let waited = self.stream.synchronize();
-        self.dirty |= waited.is_err();
-        waited
+        self.stream.synchronize()
     }
 
     /// Enqueues the histogram of `samples` into `counts` on `stream` and returns without
@@ -565,7 +575,7 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize, K: HistogramKernels<
     /// - Both buffers stay alive, and nothing else accesses them (nothing at all writes
     ///   `samples`), until `stream` has run the launch.
     /// - No launch of this histogram enqueued on another stream is still running (its
-    ///   scratch serves one launch at a time).
+    ///   hand-off words serve one launch at a time).
     ///
     /// # Errors
     /// See the module docs.
@@ -606,13 +616,6 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize, K: HistogramKernels<
                 samples.len()
             )));
         }
-        if self.dirty {
-            stream.synchronize()?;
-            self.stream.synchronize()?;
-            self.scratch.copy_from_host(&vec![0; self.scratch.len()])?;
-            self.ticket.copy_from_host(&[0])?;
-            self.dirty = false;
-        }
         let plan = self.plan(samples.len());
         let config = LaunchConfig {
             shared_mem_bytes: plan.shared_bytes,
@@ -623,10 +626,11 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize, K: HistogramKernels<
         let len = if self.params.nothing != 0 { 0 } else { samples.len() as u64 };
         let (mut samples, mut len, mut params) = (samples.device_address(), len, self.params);
         let mut copies = Copies { spread: plan.copies, concentrated: plan.concentrated_copies };
-        let (mut scratch, mut counts, mut ticket) =
-            (self.scratch.device_address(), counts.device_address(), self.ticket.device_address());
-        let args = kernel_args![samples, len, params, copies, scratch, counts, ticket];
-        // SAFETY: histogram(samples, len, params, copies, scratch, counts, ticket): a 1-D
+        self.epoch += 1;
+        let (mut counts, mut handoff, mut epoch) =
+            (counts.device_address(), self.handoff.device_address(), self.epoch);
+        let args = kernel_args![samples, len, params, copies, counts, handoff, epoch];
+        // SAFETY: histogram(samples, len, params, copies, counts, handoff, epoch): a 1-D
         // grid of at most 32 blocks per multiprocessor of a multiple of 32 threads, the
         // shared bytes the spread copies need (0 or a power of two up to 32, fitting 48
         // KiB; the concentrated copies a power of two up to them, checked options);
@@ -634,11 +638,9 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize, K: HistogramKernels<
         // increasing and held on this device by `self.levels`; the samples are a whole
         // allocation (256-byte aligned) of `len` samples, the counts buffer `bins *
         // ACTIVE` words (checked), both of this device and untouched by anything else
-        // until the stream has run (caller); the scratch and ticket are this histogram's,
-        // zeroed (allocated zeroed, left zeroed by every completed launch, re-zeroed after
-        // a failure) and used by one launch at a time (caller).
-        let launched = unsafe { self.device.launch_raw_on(stream, &self.function, config, &args) };
-        self.dirty |= launched.is_err();
-        launched
+        // until the stream has run (caller); the hand-off words are this histogram's, used
+        // by one launch at a time (caller), allocated zeroed and since written only by its
+        // launches, with epochs below this one.
+        unsafe { self.device.launch_raw_on(stream, &self.function, config, &args) }
     }
 }

@@ -40,10 +40,10 @@
 //!   match/aggregation step comes before the atomic: measured slower). Fewer copies cost
 //!   less to clear and to merge, which is what small inputs need. When the block is done,
 //!   each thread sums the copies of its bins (copy `(k + slot) % copies` in step `k`, so
-//!   that a warp's lanes read 32 different banks) and adds the nonzero sums to the global
-//!   scratch bins.
+//!   that a warp's lanes read 32 different banks) and adds the nonzero sums to the output
+//!   (device-scope atomic adds).
 //! - *Global bins* (`copies.spread == 0`): for histograms too large for shared memory,
-//!   every sample is a device-scope atomic add on the scratch bins.
+//!   every sample is a device-scope atomic add on the output.
 //!
 //! # Concentrated samples
 //! Copies pay for spread-out samples, whose atomics would conflict in one copy, but not
@@ -70,14 +70,24 @@
 //! go one per thread to the grid's first threads.
 //!
 //! # One launch, and an output that need not be zeroed
-//! The scratch bins are zero when a launch starts and when it ends: the host's
-//! `Histogram` allocates them zeroed, and the last block of each launch leaves them so.
-//! After its merge, each thread fences (`fence.acq_rel.gpu`), the block meets at a
-//! barrier, and its thread 0 takes a ticket (`atom.inc`, which wraps the counter back to
-//! 0 on the last ticket). The block that takes the last ticket fences again, then moves
-//! every scratch bin to the output with an atomic exchange with 0: the output is
-//! overwritten, never accumulated, so neither the caller nor the host clears it first,
-//! and there is no zeroing launch.
+//! The first block of a launch to start zeroes the output; every block adds its counts
+//! into it once it is zeroed. Two `u64` words in global memory (`claim`, `ready`) and the
+//! launch's `epoch`, a number the host never gives two launches over the same words, say
+//! which block that is and when it is done:
+//! - thread 0 of every block swaps the epoch into `claim` as the block starts; the one
+//!   block that gets back another value (an earlier launch's epoch) is the first;
+//! - that block zeroes the output (every thread a share, atomic stores), fences
+//!   (`fence.acq_rel.gpu`), meets at a barrier, and its thread 0 stores the epoch into
+//!   `ready` with release;
+//! - before its first update of the output (after counting into private copies; before
+//!   counting, for global bins) thread 0 of every block loads `ready` with acquire until
+//!   it holds the epoch, and the block meets at a barrier.
+//!
+//! The wait cannot last forever: the block waited for has started (its swap came first)
+//! and waits for nothing before it publishes. Nothing has to be reset between launches
+//! (a new epoch makes the words stale), not even after a failed launch, and nothing runs
+//! after a block's last atomic add: no ticket, no last block. So the caller need not clear
+//! the output, and there is no zeroing launch.
 
 use core::marker::PhantomData;
 use core::mem::size_of;
@@ -85,7 +95,7 @@ use core::mem::size_of;
 use bytemuck::{Pod, Zeroable};
 
 use crate::arch::{self, WARP_SIZE};
-use crate::atomic::{DeviceAtomicU32, Relaxed};
+use crate::atomic::{Acquire, DeviceAtomicU32, DeviceAtomicU64, Relaxed, Release};
 use crate::barrier;
 use crate::fence;
 use crate::shared;
@@ -293,8 +303,6 @@ pub trait Sample: Pod + sealed::Sealed {
     /// The bin of `self` under the even bins of `params`, by the rule of the module docs.
     /// Generic over the division, which the kernel picks once per launch.
     fn even_bin<const DIVISION: u32>(self, params: &BinParams) -> Option<u32>;
-    /// Whether the even bins of `params` use the integer division modes.
-    const INTEGER: bool;
 }
 
 macro_rules! integer_samples {
@@ -302,7 +310,6 @@ macro_rules! integer_samples {
         impl sealed::Sealed for $t {}
         impl Sample for $t {
             type Level = i64;
-            const INTEGER: bool = true;
             #[inline(always)]
             fn level(self) -> i64 {
                 self as i64
@@ -345,7 +352,6 @@ integer_samples!(u8, u16, i32);
 impl sealed::Sealed for f32 {}
 impl Sample for f32 {
     type Level = f32;
-    const INTEGER: bool = false;
     #[inline(always)]
     fn level(self) -> f32 {
         self
@@ -470,7 +476,7 @@ impl<const LOG2: u32> Counter for SharedCopies<LOG2> {
     }
 }
 
-/// The global scratch bins, counted into directly.
+/// The output's bins in global memory, counted into directly.
 #[derive(Clone, Copy)]
 struct GlobalBins {
     base: *mut u32,
@@ -479,8 +485,9 @@ struct GlobalBins {
 impl Counter for GlobalBins {
     #[inline(always)]
     unsafe fn count(self, slot: u32) {
-        // SAFETY: slot < ACTIVE * bins (caller), the scratch's length; accessed only
-        // atomically during the launch, by threads of this GPU (the kernel's contract).
+        // SAFETY: slot < ACTIVE * bins (caller), the output's length; zeroed before the
+        // counting (`Handoff::wait_zeroed`), accessed only atomically during the launch,
+        // by threads of this GPU (the kernel's contract).
         unsafe { DeviceAtomicU32::from_ptr(self.base.add(slot as usize)) }.add(1, Relaxed);
     }
 }
@@ -679,9 +686,8 @@ struct Launch<S, const CHANNELS: usize, const ACTIVE: usize> {
     len: u64,
     bins: u32,
     copies: Copies,
-    scratch: *mut u32,
     counts: *mut u32,
-    ticket: *mut u32,
+    handoff: Handoff,
 }
 
 impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize> Launch<S, CHANNELS, ACTIVE> {
@@ -720,138 +726,183 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize> BinningVisitor<S>
             assert!(CHANNELS >= 1 && CHANNELS <= 4, "1 to 4 channels");
             assert!(ACTIVE >= 1 && ACTIVE <= CHANNELS, "1 to CHANNELS active channels");
         };
-        let rank = thread::linear_thread_idx();
-        let threads = thread::block_threads();
         let slots = ACTIVE as u32 * self.bins;
+        // Thread 0's claim goes out first, so that its round trip overlaps the loads below.
+        // SAFETY: forwarded from the launch contract (the hand-off words).
+        let claimed = thread::linear_thread_idx() == 0 && unsafe { self.handoff.claim() };
         // The block's first tile, loaded before the copies are cleared so that the loads'
         // latency overlaps the clearing and its barrier.
         let first = thread::linear_block_idx() as u64 * Tile::span();
         // SAFETY: forwarded from the launch contract.
         let first_tile = unsafe { Tile::load(self.samples, self.len, first) };
         if self.copies.spread == 0 {
-            // SAFETY: forwarded from the launch contract.
+            // SAFETY (both): every thread of the block calls them once, in this order;
+            // `counts` holds `slots` words (launch contract).
             unsafe {
-                self.input(binning, GlobalBins { base: self.scratch })
+                self.handoff.zero_if_first(claimed, self.counts, slots);
+                self.handoff.wait_zeroed();
+            }
+            // SAFETY: forwarded from the launch contract; the counts are zeroed (above).
+            unsafe {
+                self.input(binning, GlobalBins { base: self.counts })
                     .count_share::<CHANNELS, ACTIVE>(first_tile)
             };
+            return;
+        }
+        let window = shared::dynamic::<u32>();
+        let words = slots * self.copies.spread;
+        for_each_by_whole_warps(words, |word| {
+            // SAFETY: bounds-checked against the window; no other thread touches this word
+            // before the barrier below (and the last block's barrier ordered the previous
+            // block's use of the window on this SM before its exit).
+            unsafe { window.write(word as usize, 0) };
+        });
+        // Warp 0 looks at its first vectors (module docs, "Concentrated samples"): a
+        // condition uniform over each warp, and warp 0 is whole (blocks are whole warps).
+        let looks = self.copies.concentrated != self.copies.spread && thread::warp_idx() == 0;
+        let present = first_tile.present(0).then_some(first_tile.vectors.0);
+        // SAFETY: every lane of warp 0, and no other, reaches this match, once.
+        let concentrated_here = looks && unsafe { concentrated(binning, present) };
+        // SAFETY: every thread of the block reaches this barrier once.
+        let copies = if unsafe { barrier::sync_or(concentrated_here) } {
+            self.copies.concentrated
         } else {
-            let window = shared::dynamic::<u32>();
-            let words = slots * self.copies.spread;
-            // Whole warps step through the words (and the slots below), each lane testing
-            // its own: a warp whose lanes left a loop at different steps reached the
-            // hand-off's `barrier.red` diverged, which compute-sanitizer's synccheck
-            // reports (H100, 2026-11-26: 66 or 257 slots).
-            let mut warp_word = rank - thread::lane_id();
-            while warp_word < words {
-                let word = warp_word + thread::lane_id();
-                if word < words {
-                    // SAFETY: bounds-checked against the window; no other thread touches
-                    // this word before the barrier below (and the last block's barrier
-                    // ordered the previous block's use of the window on this SM before
-                    // its exit).
-                    unsafe { window.write(word as usize, 0) };
-                }
-                warp_word += threads;
-            }
-            // Warp 0 looks at its first vectors (module docs, "Concentrated samples"): a
-            // condition uniform over each warp, and warp 0 is whole (blocks are whole
-            // warps).
-            let looks = self.copies.concentrated != self.copies.spread && thread::warp_idx() == 0;
-            let present = first_tile.present(0).then_some(first_tile.vectors.0);
-            // SAFETY: every lane of warp 0, and no other, reaches this match, once.
-            let concentrated_here = looks && unsafe { concentrated(binning, present) };
-            // SAFETY: every thread of the block reaches this barrier once.
-            let copies = if unsafe { barrier::sync_or(concentrated_here) } {
-                self.copies.concentrated
+            self.copies.spread
+        };
+        // SAFETY: every thread of the block calls it once; `counts` holds `slots` words.
+        unsafe { self.handoff.zero_if_first(claimed, self.counts, slots) };
+        let log2_copies = copies.trailing_zeros();
+        // SAFETY: lane % copies < copies <= spread, so the word lies below `words`: inside
+        // the window (the clearing loop's bound checks cover its last word).
+        let lane_copy = unsafe { window.as_mut_ptr().add((thread::lane_id() & (copies - 1)) as usize) };
+        // The most copies, which large inputs get, and one copy, which concentrated
+        // samples get, with a constant count.
+        // SAFETY (all three): forwarded from the launch contract (the window holds `words`
+        // words; the first `slots * copies` of them are `copies` per slot).
+        unsafe {
+            if copies == MAX_COPIES {
+                const LOG2_MAX: u32 = MAX_COPIES.trailing_zeros();
+                let counter = SharedCopies::<LOG2_MAX> { lane_copy, log2_copies };
+                self.input(binning, counter).count_share::<CHANNELS, ACTIVE>(first_tile);
+            } else if copies == 1 {
+                let counter = SharedCopies::<0> { lane_copy, log2_copies };
+                self.input(binning, counter).count_share::<CHANNELS, ACTIVE>(first_tile);
             } else {
-                self.copies.spread
-            };
-            let log2_copies = copies.trailing_zeros();
-            // SAFETY: lane % copies < copies <= spread, so the word lies below `words`:
-            // inside the window (the clearing loop's bound checks cover its last word).
-            let lane_copy = unsafe { window.as_mut_ptr().add((thread::lane_id() & (copies - 1)) as usize) };
-            // The most copies, which large inputs get, and one copy, which concentrated
-            // samples get, with a constant count.
-            // SAFETY (all three): forwarded from the launch contract (the window holds
-            // `words` words; the first `slots * copies` of them are `copies` per slot).
-            unsafe {
-                if copies == MAX_COPIES {
-                    const LOG2_MAX: u32 = MAX_COPIES.trailing_zeros();
-                    let counter = SharedCopies::<LOG2_MAX> { lane_copy, log2_copies };
-                    self.input(binning, counter).count_share::<CHANNELS, ACTIVE>(first_tile);
-                } else if copies == 1 {
-                    let counter = SharedCopies::<0> { lane_copy, log2_copies };
-                    self.input(binning, counter).count_share::<CHANNELS, ACTIVE>(first_tile);
-                } else {
-                    let counter = SharedCopies::<RUN_TIME_COPIES> { lane_copy, log2_copies };
-                    self.input(binning, counter).count_share::<CHANNELS, ACTIVE>(first_tile);
-                }
-            }
-            // SAFETY: every thread of the block reaches this barrier once.
-            unsafe { barrier::sync() };
-            let mut warp_slot = rank - thread::lane_id();
-            while warp_slot < slots {
-                let slot = warp_slot + thread::lane_id();
-                if slot < slots {
-                    let mut sum = 0u32;
-                    for k in 0..copies {
-                        let word = (slot << log2_copies) | ((k + slot) & (copies - 1));
-                        // SAFETY: a word of the window (bounds-checked); its atomic
-                        // updates are ordered before this read by the barrier above, and
-                        // nothing writes it again in this block.
-                        sum = sum.wrapping_add(unsafe { window.read(word as usize) });
-                    }
-                    if sum != 0 {
-                        // SAFETY: slot < ACTIVE * bins, the scratch's length; accessed
-                        // only atomically during the launch (contract).
-                        unsafe { DeviceAtomicU32::from_ptr(self.scratch.add(slot as usize)) }
-                            .add(sum, Relaxed);
-                    }
-                }
-                warp_slot += threads;
+                let counter = SharedCopies::<RUN_TIME_COPIES> { lane_copy, log2_copies };
+                self.input(binning, counter).count_share::<CHANNELS, ACTIVE>(first_tile);
             }
         }
-        // SAFETY: forwarded from the launch contract.
-        unsafe { hand_off(self.scratch, self.counts, self.ticket, slots) };
+        // Its barrier also orders every thread's shared atomics before the reads below.
+        // SAFETY: every thread of the block calls it once.
+        unsafe { self.handoff.wait_zeroed() };
+        for_each_by_whole_warps(slots, |slot| {
+            let mut sum = 0u32;
+            for k in 0..copies {
+                let word = (slot << log2_copies) | ((k + slot) & (copies - 1));
+                // SAFETY: a word of the window (bounds-checked); its atomic updates are
+                // ordered before this read by the barrier above, and nothing writes it
+                // again in this block.
+                sum = sum.wrapping_add(unsafe { window.read(word as usize) });
+            }
+            if sum != 0 {
+                // SAFETY: slot < ACTIVE * bins, the output's length; zeroed (the wait
+                // above) and accessed only atomically during the launch (contract).
+                unsafe { DeviceAtomicU32::from_ptr(self.counts.add(slot as usize)) }.add(sum, Relaxed);
+            }
+        });
     }
 }
 
-/// The end of every block: the last block to finish moves the scratch bins to `counts`
-/// and zeroes them (module docs).
-///
-/// # Safety
-/// Every thread of the block calls it once, after its last update of the scratch;
-/// `scratch` and `counts` hold `slots` words, `ticket` is 0 at the launch's start; all
-/// three are used by no other concurrent launch.
+/// Calls `body(index)` for the indices below `end` that the calling thread takes when
+/// the block's threads split them round robin (thread `r` takes `r`, `r + threads`, ...),
+/// stepping whole warps: every lane of a warp runs the same number of steps and tests its
+/// own index inside. A warp whose lanes left such a loop at different steps reached the
+/// next block barrier diverged, which compute-sanitizer's synccheck reports ("Divergent
+/// thread(s) in block", H100, 2026-11-26, with 66 or 257 slots): PTX allows it for the
+/// non-`.aligned` `barrier.sync`, CUDA's rule for `__syncthreads` does not.
 #[inline(always)]
-unsafe fn hand_off(scratch: *mut u32, counts: *mut u32, ticket: *mut u32, slots: u32) {
-    // Release: this thread's scratch updates before the ticket (with the barrier, every
-    // thread's before thread 0's ticket).
-    fence::device();
-    // SAFETY: every thread of the block reaches this barrier once.
-    unsafe { barrier::sync() };
-    let mut last = false;
-    let rank = thread::linear_thread_idx();
-    if rank == 0 {
-        let final_ticket = (thread::grid_blocks() - 1) as u32;
-        // SAFETY: a valid global u32 accessed only atomically during the launch, by
-        // threads of this GPU (contract).
-        let ticket = unsafe { DeviceAtomicU32::from_ptr(ticket) };
-        last = ticket.fetch_inc(final_ticket, Relaxed) == final_ticket;
+fn for_each_by_whole_warps(end: u32, mut body: impl FnMut(u32)) {
+    let lane = thread::lane_id();
+    let mut warp_first = thread::linear_thread_idx() - lane;
+    while warp_first < end {
+        let index = warp_first + lane;
+        if index < end {
+            body(index);
+        }
+        warp_first += thread::block_threads();
     }
-    // SAFETY: every thread of the block reaches this barrier once.
-    if !unsafe { barrier::sync_or(last) } {
-        return;
+}
+
+/// The two words in global memory through which the first block of a launch tells the
+/// others that it has zeroed the output (module docs, "One launch"), and the launch's
+/// epoch, which differs from every earlier launch's.
+#[derive(Clone, Copy)]
+struct Handoff {
+    /// `[claim, ready]`: the epochs of the launches that last claimed and last zeroed.
+    words: *mut u64,
+    epoch: u64,
+}
+
+impl Handoff {
+    /// Swaps the epoch into the claim word: whether the calling block is the first of the
+    /// launch to do so (the word held an earlier launch's epoch). Thread 0 of each block
+    /// calls it once.
+    ///
+    /// # Safety
+    /// `words` is two `u64`s of global memory of this GPU used by no other concurrent
+    /// launch and accessed only atomically during this one.
+    #[inline(always)]
+    unsafe fn claim(self) -> bool {
+        // SAFETY: the claim word (caller).
+        let claim = unsafe { DeviceAtomicU64::from_ptr(self.words) };
+        claim.swap(self.epoch, Relaxed) != self.epoch
     }
-    // Acquire: every block's updates, released before its ticket, before these reads.
-    fence::device();
-    let mut slot = rank;
-    while slot < slots {
-        // SAFETY: slot < slots: a scratch word, accessed only atomically (contract).
-        let count = unsafe { DeviceAtomicU32::from_ptr(scratch.add(slot as usize)) }.swap(0, Relaxed);
-        // SAFETY: slot < slots, the output's length; only this thread writes it.
-        unsafe { counts.add(slot as usize).write(count) };
-        slot += thread::block_threads();
+
+    /// When the block's thread 0 claimed first, the block zeroes `counts[..slots]` and
+    /// then publishes the epoch in the ready word with release.
+    ///
+    /// # Safety
+    /// Every thread of the block calls it once, `claimed` true only in the thread that
+    /// [`Handoff::claim`]ed first; `words` as for `claim`; `counts` holds `slots` `u32`s
+    /// of global memory of this GPU, accessed only atomically during the launch.
+    #[inline(always)]
+    unsafe fn zero_if_first(self, claimed: bool, counts: *mut u32, slots: u32) {
+        // SAFETY: every thread of the block reaches this barrier once.
+        if !unsafe { barrier::sync_or(claimed) } {
+            return;
+        }
+        for_each_by_whole_warps(slots, |slot| {
+            // SAFETY: slot < slots: a word of the output, accessed only atomically.
+            unsafe { DeviceAtomicU32::from_ptr(counts.add(slot as usize)) }.store(0, Relaxed);
+        });
+        // Release: this thread's zeroes before the ready word (with the barrier, every
+        // thread's before thread 0's store).
+        fence::device();
+        // SAFETY: the condition is uniform over the block (the barrier's OR); every thread
+        // reaches this barrier once.
+        unsafe { barrier::sync() };
+        if thread::linear_thread_idx() == 0 {
+            // SAFETY: the ready word (caller).
+            unsafe { DeviceAtomicU64::from_ptr(self.words.add(1)) }.store(self.epoch, Release);
+        }
+    }
+
+    /// Returns once the launch's output is zeroed: thread 0 waits for the epoch in the
+    /// ready word (acquire), then the block meets at a barrier. It cannot wait forever:
+    /// the block that zeroes has started (its claim came first) and waits for no other.
+    ///
+    /// # Safety
+    /// Every thread of the block calls it once, after [`Handoff::zero_if_first`]; `words`
+    /// as for [`Handoff::claim`].
+    #[inline(always)]
+    unsafe fn wait_zeroed(self) {
+        if thread::linear_thread_idx() == 0 {
+            // SAFETY: the ready word (caller).
+            let ready = unsafe { DeviceAtomicU64::from_ptr(self.words.add(1)) };
+            while ready.load(Acquire) != self.epoch {}
+        }
+        // SAFETY: every thread of the block reaches this barrier once.
+        unsafe { barrier::sync() };
     }
 }
 
@@ -878,9 +929,10 @@ unsafe fn hand_off(scratch: *mut u32, counts: *mut u32, ticket: *mut u32, slots:
 /// - `samples` is 16-byte aligned global memory holding `len` samples; for range bins
 ///   `params.levels` is the address of `bins + 1` strictly increasing levels (no NaN);
 ///   nothing writes either during the launch.
-/// - `scratch` holds `ACTIVE * bins` zeroed `u32`s, `counts` as many writable ones,
-///   `ticket` one `u32` holding 0, all global memory of this GPU used by no other
-///   concurrent launch and accessed by nothing else during this one.
+/// - `counts` holds `ACTIVE * bins` `u32`s and `handoff` two `u64`s, global memory of
+///   this GPU used by no other concurrent launch and accessed by nothing else during this
+///   one; `handoff` holds the epochs of earlier launches over it (or zeroes, before the
+///   first), and `epoch` differs from all of them (module docs, "One launch").
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn histogram<S: Sample, const CHANNELS: usize, const ACTIVE: usize, const BINNING: u32>(
@@ -888,22 +940,20 @@ pub unsafe fn histogram<S: Sample, const CHANNELS: usize, const ACTIVE: usize, c
     len: u64,
     params: BinParams,
     copies: Copies,
-    scratch: *mut u32,
     counts: *mut u32,
-    ticket: *mut u32,
+    handoff: *mut u64,
+    epoch: u64,
 ) {
     if params.division != BINNING {
         arch::trap();
     }
-    let launch =
-        Launch::<S, CHANNELS, ACTIVE> { samples, len, bins: params.bins, copies, scratch, counts, ticket };
+    let handoff = Handoff { words: handoff, epoch };
+    let launch = Launch::<S, CHANNELS, ACTIVE> { samples, len, bins: params.bins, copies, counts, handoff };
     // SAFETY (all arms): forwarded from the caller; the binning is the one `params` was
     // made for (checked above: `division` names it).
     unsafe {
         if BINNING == BINS_BETWEEN_LEVELS {
             launch.visit(Levels::<S> { levels: params.levels as *const S::Level, bins: params.bins });
-        } else if !S::INTEGER {
-            launch.visit(Even::<S, 0> { params, sample: PhantomData });
         } else {
             launch.visit(Even::<S, BINNING> { params, sample: PhantomData });
         }
@@ -916,8 +966,8 @@ pub unsafe fn histogram<S: Sample, const CHANNELS: usize, const ACTIVE: usize, c
 /// [`DIVIDE_EVERY_VALUE`] for integer samples (one for `f32`), then the kernel for bins
 /// between levels. Each has this parameter list:
 ///
-/// `(samples: *const S, len: u64, params: BinParams, copies: Copies, scratch: *mut u32,
-/// counts: *mut u32, ticket: *mut u32)`: [`histogram`] with `BINNING` the kernel's
+/// `(samples: *const S, len: u64, params: BinParams, copies: Copies, counts: *mut u32,
+/// handoff: *mut u64, epoch: u64)`: [`histogram`] with `BINNING` the kernel's
 /// division mode or [`BINS_BETWEEN_LEVELS`], with [`shared_bytes`]`(ACTIVE * bins,
 /// copies.spread)` bytes of dynamic shared memory.
 ///
@@ -967,14 +1017,14 @@ macro_rules! __histogram_kernel {
                 len: u64,
                 params: $crate::histogram::BinParams,
                 copies: $crate::histogram::Copies,
-                scratch: *mut u32,
                 counts: *mut u32,
-                ticket: *mut u32,
+                handoff: *mut u64,
+                epoch: u64,
             ) {
                 // SAFETY: forwarded from the launch contract.
                 unsafe {
                     $crate::histogram::histogram::<$t, $channels, $active, { $binning }>(
-                        samples, len, params, copies, scratch, counts, ticket,
+                        samples, len, params, copies, counts, handoff, epoch,
                     )
                 }
             }

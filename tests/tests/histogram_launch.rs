@@ -4,7 +4,7 @@
 //! histogram too large for shared memory (the global-atomics path), sizes 0, 1, 31, 33,
 //! 2^k +- 1 (up to 2^26 + 5 on the GPU), uniform and skewed data (90 % in one bin), samples outside the range and
 //! NaNs, every private-copy count, repeated calls over a counts buffer full of garbage
-//! (the output is overwritten and the scratch left zeroed), several emulator seeds, and
+//! (the output is overwritten: the launch's first block zeroes it), several emulator seeds, and
 //! typed errors for bad input.
 
 use std::fmt::Debug;
@@ -20,15 +20,16 @@ use warpsafe_host::histogram::{BuiltIn, Histogram, HistogramKernel, HistogramKer
 use warpsafe_host::{kernel_args, Device, Error, LaunchConfig};
 use warpsafe_tests::{on_gpu, test_devices};
 
-/// Emulator seeds (each a different interleaving of the blocks' merges and tickets).
+/// Emulator seeds (each a different interleaving of the blocks' claims, waits and merges).
 const SEEDS: std::ops::Range<u64> = 0..3;
 
-/// Small blocks, so that the emulator runs many blocks (and many merges and tickets) on
+/// Small blocks, so that the emulator runs many blocks (and many claims, waits and merges) on
 /// small inputs.
 const SMALL_BLOCKS: HistogramOptions = HistogramOptions {
     block_threads: 64,
     blocks_per_multiprocessor: 4,
     copies: None,
+    blocks: None,
     concentrated_copies: 1,
 };
 
@@ -392,9 +393,6 @@ fn every_private_copy_count_gives_the_same_counts() {
     }
 }
 
-/// Blocks of one launch that pick different copy counts: the tiles of every other block
-/// hold one value (those blocks count in 1 copy), the others' uniform samples (32
-/// copies); all merge into the same bins.
 /// The test kernel crate's histogram kernels for `f32` samples in 2 channels, both
 /// counted: a layout warpsafe does not build in.
 struct TwoChannelKernels;
@@ -425,6 +423,9 @@ fn a_layout_declared_outside_warpsafe_counts_with_its_own_kernels() {
     }
 }
 
+/// Blocks of one launch that pick different copy counts: the tiles of every other block
+/// hold one value (those blocks count in 1 copy), the others' uniform samples (32
+/// copies); all merge into the same bins.
 #[test]
 fn blocks_that_see_concentrated_and_spread_samples_merge_into_the_same_counts() {
     let bins = Bins::Even { bins: 256, lower: 0, upper: 256 };
@@ -466,6 +467,7 @@ fn check_whole_tiles<S, const CH: usize, const ACTIVE: usize, K>(
         block_threads: 32,
         blocks_per_multiprocessor: 1,
         copies: None,
+        blocks: None,
         concentrated_copies: 1,
     };
     let mut histogram = histogram_of::<S, CH, ACTIVE, K>(device, &bins, options);
@@ -579,6 +581,14 @@ fn the_plan_spends_less_on_copies_for_small_inputs() {
     // Copies given: the concentrated copies as given, whatever the count.
     assert_eq!(with(Some(8), 1).plan(1 << 17).concentrated_copies, 1);
     assert_eq!(with(Some(2), 4).plan(1 << 17).concentrated_copies, 2);
+    // A fixed grid (for sweeps): as given, at most one wave, the copies still planned.
+    let fixed = |blocks| {
+        let options = HistogramOptions { blocks: Some(blocks), ..HistogramOptions::default() };
+        Histogram::<u8>::even(&device, 256, 0, 256).unwrap().with_options(options).unwrap()
+    };
+    assert_eq!(fixed(3).plan(1 << 10).blocks, 3);
+    assert_eq!(fixed(3).plan(1 << 28).copies, 32);
+    assert_eq!(fixed(1000).plan(1 << 28).blocks, large.blocks);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -612,6 +622,7 @@ fn bad_input_gets_typed_errors() {
     invalid(options(HistogramOptions { block_threads: 48, ..Default::default() }), "48 threads");
     invalid(options(HistogramOptions { block_threads: 2048, ..Default::default() }), "2048 threads");
     invalid(options(HistogramOptions { blocks_per_multiprocessor: 0, ..Default::default() }), "0 blocks");
+    invalid(options(HistogramOptions { blocks: Some(0), ..Default::default() }), "a fixed grid of 0 blocks");
     invalid(options(HistogramOptions { copies: Some(3), ..Default::default() }), "3 copies");
     invalid(options(HistogramOptions { copies: Some(64), ..Default::default() }), "64 copies");
     invalid(options(HistogramOptions { copies: Some(0), ..Default::default() }), "0 copies");
@@ -678,23 +689,21 @@ fn launch_with_params(device: &Device, binning: u32, params: BinParams) -> Resul
     let function = u8_kernel(device, binning);
     let samples: Vec<u8> = (0..64u32).map(|i| (i * 4 + 3) as u8).collect();
     let samples = device.upload(&samples).unwrap();
-    let scratch = device.alloc_zeroed::<u32>(params.bins as usize).unwrap();
     let counts = device.alloc_zeroed::<u32>(params.bins as usize).unwrap();
-    let ticket = device.alloc_zeroed::<u32>(1).unwrap();
+    let handoff = device.alloc_zeroed::<u64>(2).unwrap();
     let copies = Copies { spread: 32, concentrated: 32 };
     let config = LaunchConfig {
         shared_mem_bytes: warpsafe::histogram::shared_bytes(params.bins as u64, copies.spread) as u32,
         ..LaunchConfig::linear(1, 64)
     };
     let (mut samples, mut len, mut params, mut copies) = (samples.device_address(), 64u64, params, copies);
-    let (mut scratch, mut counts, mut ticket) =
-        (scratch.device_address(), counts.device_address(), ticket.device_address());
-    let args = kernel_args![samples, len, params, copies, scratch, counts, ticket];
+    let (mut counts, mut handoff, mut epoch) = (counts.device_address(), handoff.device_address(), 1u64);
+    let args = kernel_args![samples, len, params, copies, counts, handoff, epoch];
     // SAFETY: `histogram`'s contract: one block of 64 threads with the shared bytes of 32
     // copies of `params.bins` bins; 64 one-byte samples in a whole (aligned) allocation;
     // `params` made by `Sample::even` or `BinParams::range` with at least 1 bin (levels of
-    // this device, strictly increasing); zeroed scratch, counts and ticket of `bins`, `bins`
-    // and 1 words, used by nothing else. The binning may differ from the kernel's, which
+    // this device, strictly increasing); counts of `bins` words and zeroed hand-off words
+    // (epoch 1 is new to them), used by nothing else. The binning may differ from the kernel's, which
     // its contract allows: the kernel checks it and traps.
     unsafe { device.launch_raw(&function, config, &args) }
 }
@@ -758,12 +767,8 @@ fn a_kernel_given_another_binning_traps_on_the_gpu() {
     if warpsafe_tests::gpu_or_skip("a_kernel_given_another_binning_traps_on_the_gpu").is_none() {
         return;
     }
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["mismatched_binning_child_process", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
-        .env(MISMATCH_CHILD_ENV, "1")
-        .output()
-        .expect("starting the child test process");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout =
+        warpsafe_tests::child_test_stdout("mismatched_binning_child_process", &[(MISMATCH_CHILD_ENV, "1")]);
     warpsafe_tests::note(&format!("child process output:\n{stdout}"));
     assert!(
         stdout.contains("child: warpsafe_histogram_every_u8_1c1 failed"),

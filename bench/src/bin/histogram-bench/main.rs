@@ -65,30 +65,43 @@ fn settings(args: &Args) -> Vec<(String, HistogramOptions)> {
     let mut all = vec![(WARPSAFE.to_string(), default)];
     let copies: Vec<Option<u32>> =
         if args.copies.is_empty() { vec![None] } else { args.copies.iter().map(|&c| Some(c)).collect() };
-    let blocks = if args.blocks_per_sm.is_empty() {
-        vec![default.blocks_per_multiprocessor]
+    // A grid: blocks per multiprocessor, or a fixed block count.
+    let grids: Vec<(String, u32, Option<u32>)> = if !args.blocks.is_empty() {
+        args.blocks
+            .iter()
+            .map(|&g| (format!("blocks={g}"), default.blocks_per_multiprocessor, Some(g)))
+            .collect()
+    } else if !args.blocks_per_sm.is_empty() {
+        args.blocks_per_sm.iter().map(|&b| (format!("blocks/SM={b}"), b, None)).collect()
     } else {
-        args.blocks_per_sm.clone()
+        vec![(
+            format!("blocks/SM={}", default.blocks_per_multiprocessor),
+            default.blocks_per_multiprocessor,
+            None,
+        )]
     };
     let concentrated = if args.concentrated_copies.is_empty() {
         vec![default.concentrated_copies]
     } else {
         args.concentrated_copies.clone()
     };
-    if !args.copies.is_empty() || !args.blocks_per_sm.is_empty() || !args.concentrated_copies.is_empty() {
+    if !args.copies.is_empty()
+        || !args.blocks_per_sm.is_empty()
+        || !args.blocks.is_empty()
+        || !args.concentrated_copies.is_empty()
+    {
         for &c in &copies {
-            for &b in &blocks {
+            for (grid, b, blocks) in &grids {
                 for &k in &concentrated {
-                    let mut name = format!(
-                        "warpsafe copies={} blocks/SM={b}",
-                        c.map_or("auto".to_string(), |c| c.to_string())
-                    );
+                    let mut name =
+                        format!("warpsafe copies={} {grid}", c.map_or("auto".to_string(), |c| c.to_string()));
                     if !args.concentrated_copies.is_empty() {
                         name.push_str(&format!(" concentrated={k}"));
                     }
                     let options = HistogramOptions {
                         copies: c,
-                        blocks_per_multiprocessor: b,
+                        blocks_per_multiprocessor: *b,
+                        blocks: *blocks,
                         concentrated_copies: k,
                         ..default
                     };

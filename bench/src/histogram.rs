@@ -97,7 +97,8 @@ pub fn check_counts(got: &[u32], expected: &[u32]) -> Check {
 /// One measurement.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
-    /// [`CUB`], [`CEILING`], [`WARPSAFE`], or `warpsafe copies=C blocks/SM=B` (`blocks=G` for a fixed grid) in a sweep.
+    /// [`CUB`], [`CEILING`], [`WARPSAFE`], or `warpsafe copies=C blocks/SM=B` (`blocks=G` for a fixed grid, ` threads=T`
+    /// added for another block size) in a sweep.
     pub implementation: String,
     /// The samples.
     pub distribution: Distribution,
@@ -384,6 +385,8 @@ pub struct Args {
     pub blocks_per_sm: Vec<u32>,
     /// Fixed grids to sweep besides the default plan (instead of `blocks_per_sm`).
     pub blocks: Vec<u32>,
+    /// Block sizes to sweep besides the default plan.
+    pub block_threads: Vec<u32>,
     /// Copy counts for concentrated samples to sweep besides the default plan.
     pub concentrated_copies: Vec<u32>,
 }
@@ -434,6 +437,10 @@ struct Cli {
     /// automatic copies; instead of --blocks-per-sm).
     #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..))]
     blocks: Option<Vec<u32>>,
+    /// Also warpsafe with these threads per block, e.g. 256,512,1024 (multiples of 32 up
+    /// to 1024; with each of the other settings).
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(32..=1024))]
+    block_threads: Option<Vec<u32>>,
     /// Also warpsafe with these copy counts for blocks whose samples concentrate in one
     /// bin (powers of two up to 32; 32 never looks at the data), with each --copies and
     /// --blocks-per-sm.
@@ -476,6 +483,7 @@ pub fn parse(argv: &[String]) -> Result<Args, clap::Error> {
         copies: cli.copies.unwrap_or_default(),
         blocks_per_sm: cli.blocks_per_sm.unwrap_or_default(),
         blocks: cli.blocks.unwrap_or_default(),
+        block_threads: cli.block_threads.unwrap_or_default(),
         concentrated_copies: cli.concentrated_copies.unwrap_or_default(),
     })
 }
@@ -508,6 +516,8 @@ mod tests {
             "32",
             "--blocks",
             "132,264",
+            "--block-threads",
+            "512",
             "--distributions",
             "skewed",
         ]))
@@ -515,6 +525,7 @@ mod tests {
         assert_eq!(a.counts, vec![1 << 16, 1 << 20, 1 << 24, 1 << 28]);
         assert_eq!((a.copies.clone(), a.distributions.clone()), (vec![1, 32], vec![Distribution::Skewed]));
         assert_eq!((a.concentrated_copies.clone(), a.blocks.clone()), (vec![32], vec![132, 264]));
+        assert_eq!(a.block_threads, vec![512]);
         assert_eq!(
             a.cub_args().join(" "),
             "--counts 65536,1048576,16777216,268435456 --distributions skewed --reps 5 --min-batch-ms 5 --min-calls 20"

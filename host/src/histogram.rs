@@ -38,7 +38,7 @@
 //! pub struct BuiltIn;                                      // warpsafe's kernels
 //! pub struct HistogramKernel { pub program: Program, pub even: &'static [&'static UntypedKernel], pub range: &'static UntypedKernel }
 //! pub struct HistogramOptions { pub block_threads: u32, pub blocks_per_multiprocessor: u32, pub copies: Option<u32>, pub concentrated_copies: u32 }
-//! pub struct HistogramPlan { pub blocks: u32, pub copies: u32, pub concentrated_copies: u32, pub shared_bytes: u32 }
+//! pub struct HistogramPlan { pub threads: u32, pub blocks: u32, pub copies: u32, pub concentrated_copies: u32, pub shared_bytes: u32 }
 //! pub struct Histogram<S: Sample, const CHANNELS: usize = 1, const ACTIVE: usize = 1, K = BuiltIn>;
 //! impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize, K: HistogramKernels<S, CHANNELS, ACTIVE>> Histogram<S, CHANNELS, ACTIVE, K> {
 //!     pub fn even(device: &Device, bins: u32, lower: S::Level, upper: S::Level) -> Result<Self, Error>;
@@ -67,7 +67,9 @@
 //!   Inputs may hold more than 2^32 samples (their length is a `u64` in the kernel).
 //!
 //! # What each call does
-//! One launch of the kernel of `warpsafe::histogram` (see there): a persistent grid of at
+//! One launch of the kernel of `warpsafe::histogram` (see there): blocks of 256 threads,
+//! or [`LARGE_INPUT_BLOCK_THREADS`] for large inputs (2^24 `u8` samples and more on an
+//! H100), in a persistent grid of at
 //! most `blocks_per_multiprocessor` blocks per multiprocessor and never more than are
 //! resident at once (a second wave would double the time), fewer for small inputs (each
 //! thread gets at least two 16-byte loads, and one block per multiprocessor until each
@@ -182,8 +184,9 @@ builtin_histograms! {
 /// benchmark sweeps them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HistogramOptions {
-    /// Threads per block: a multiple of 32 from 32 to 1024 (256 by default).
-    pub block_threads: u32,
+    /// Threads per block: a multiple of 32 from 32 to 1024; `None` (the default) picks 256,
+    /// or [`LARGE_INPUT_BLOCK_THREADS`] for large inputs (see [`Histogram::plan`]).
+    pub block_threads: Option<u32>,
     /// The most blocks per multiprocessor of the persistent grid, 1 to 32 (4 by default);
     /// small inputs get 1 whatever this says, and more than 2 only when the blocks keep
     /// [`FEWEST_COPIES_FOR_MORE_BLOCKS`] copies (see [`Histogram::plan`]).
@@ -205,7 +208,7 @@ pub struct HistogramOptions {
 impl Default for HistogramOptions {
     fn default() -> HistogramOptions {
         HistogramOptions {
-            block_threads: kernel_histogram::BLOCK_THREADS,
+            block_threads: None,
             blocks_per_multiprocessor: 4,
             copies: None,
             blocks: None,
@@ -257,9 +260,28 @@ pub const FEWEST_COPIES_FOR_MORE_BLOCKS: u32 = 16;
 /// with 132 blocks against 7.6-8.9 us with 264; from 2^26 the second block pays).
 const ONE_BLOCK_PER_SM_VECTORS: u64 = 32;
 
+/// The block size of automatic plans for inputs of more than
+/// [`LARGE_INPUT_VECTORS_PER_THREAD`] 16-byte vectors per thread of one 256-thread block
+/// per multiprocessor (2^24 `u8` samples and more on an H100). Measured on an H100
+/// (2026-11-27, `histogram-bench --block-threads 128,512,1024`, 256 bins of `u8`, the
+/// same run): 512 threads took 10.60 / 8.37 us (uniform / skewed) at 2^24 against 11.20 /
+/// 9.41 with 256, 12.68 / 11.87 at 2^25 against 16.24 / 12.63, 29.41 / 28.23 at 2^26
+/// against 31.25 / 30.52 and 94.56 / 92.61 at 2^28 against 94.89 / 93.53 (twice the warps
+/// per block: at 2^24 one 256-thread block per multiprocessor left the loads' latency
+/// exposed), but were slower up to 2^23 (5.90 / 5.22 against 5.10 / 5.17 at 2^20: fewer
+/// blocks, more copies to clear); 1024 threads were slower than 512 everywhere.
+pub const LARGE_INPUT_BLOCK_THREADS: u32 = 512;
+
+/// See [`LARGE_INPUT_BLOCK_THREADS`]: half of [`ONE_BLOCK_PER_SM_VECTORS`], so 2^23 `u8`
+/// samples on 132 multiprocessors (15.5 vectors per thread) keep 256 threads and 2^24
+/// (31) take 512.
+const LARGE_INPUT_VECTORS_PER_THREAD: u64 = 16;
+
 /// How one launch runs: what [`Histogram::plan`] returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HistogramPlan {
+    /// Threads per block.
+    pub threads: u32,
     /// Blocks of the grid.
     pub blocks: u32,
     /// Private copies of the bins per block; 0 for the global-atomics path.
@@ -288,10 +310,11 @@ pub struct Histogram<S: Sample, const CHANNELS: usize = 1, const ACTIVE: usize =
     /// The last launch's epoch: each launch gets the next (1 the first), so no two
     /// launches over `handoff` share one (a `u64` does not wrap).
     epoch: u64,
-    /// Blocks of `options.block_threads` threads that can be resident on one
-    /// multiprocessor with the most shared memory a plan gives them (the kernel's
-    /// registers usually decide): the persistent grid is never larger than one wave.
-    resident_per_multiprocessor: u32,
+    /// `(threads, blocks)`: for each block size a plan may take under the current
+    /// options, how many blocks of it can be resident on one multiprocessor with the most
+    /// shared memory a plan gives them (the kernel's registers usually decide): the
+    /// persistent grid is never larger than one wave.
+    resident_per_multiprocessor: Vec<(u32, u32)>,
     /// The stream of the waiting calls.
     stream: Stream,
     sample: PhantomData<fn(S) -> K>,
@@ -421,7 +444,7 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize, K: HistogramKernels<
             range,
             _levels: levels,
             options: HistogramOptions::default(),
-            resident_per_multiprocessor: 1,
+            resident_per_multiprocessor: Vec::new(),
             handoff: device.alloc_zeroed(2)?,
             epoch: 0,
             stream: device.stream()?,
@@ -432,14 +455,20 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize, K: HistogramKernels<
     }
 
     /// [`Histogram::resident_per_multiprocessor`] under the current options.
-    fn resident_blocks(&self) -> Result<u32, Error> {
+    fn resident_blocks(&self) -> Result<Vec<(u32, u32)>, Error> {
         let shared = kernel_histogram::shared_bytes(self.counts_len() as u64, self.fitting_copies()) as u32;
-        let resident = self.device.max_active_blocks_per_multiprocessor(
-            &self.function,
-            self.options.block_threads,
-            shared,
-        )?;
-        Ok(resident.max(1))
+        let sizes = match self.options.block_threads {
+            Some(threads) => vec![threads],
+            None => vec![kernel_histogram::BLOCK_THREADS, LARGE_INPUT_BLOCK_THREADS],
+        };
+        sizes
+            .into_iter()
+            .map(|threads| {
+                let resident =
+                    self.device.max_active_blocks_per_multiprocessor(&self.function, threads, shared)?;
+                Ok((threads, resident.max(1)))
+            })
+            .collect()
     }
 
     /// The most private copies 48 KiB of shared memory hold: 0 (global atomics) when not
@@ -459,8 +488,9 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize, K: HistogramKernels<
     /// [`Error::InvalidArgument`] for a block size, block count or copy count out of the
     /// ranges [`HistogramOptions`] gives.
     pub fn with_options(mut self, options: HistogramOptions) -> Result<Self, Error> {
-        let threads = options.block_threads;
-        if !threads.is_multiple_of(32) || !(32..=1024).contains(&threads) {
+        if let Some(threads) =
+            options.block_threads.filter(|t| !t.is_multiple_of(32) || !(32..=1024).contains(t))
+        {
             return Err(invalid(format!("{threads} threads per block: a multiple of 32 from 32 to 1024")));
         }
         if !(1..=32).contains(&options.blocks_per_multiprocessor) {
@@ -497,21 +527,33 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize, K: HistogramKernels<
         self.params.bins as usize * ACTIVE
     }
 
-    /// The grid, private copies and shared memory of a launch over `samples` samples.
+    /// The block size, grid, private copies and shared memory of a launch over `samples`
+    /// samples.
     pub fn plan(&self, samples: usize) -> HistogramPlan {
         let slots = self.counts_len() as u64;
-        let threads = self.options.block_threads as u64;
         let fitting = self.fitting_copies();
         let vectors = (samples as u64 / kernel_histogram::samples_per_vector::<S>() as u64).max(1);
+        let multiprocessors = self.device.multiprocessor_count() as u64;
+        let small = kernel_histogram::BLOCK_THREADS as u64;
+        let threads = match self.options.block_threads {
+            Some(threads) => threads,
+            None if vectors > multiprocessors * small * LARGE_INPUT_VECTORS_PER_THREAD => {
+                LARGE_INPUT_BLOCK_THREADS
+            }
+            None => kernel_histogram::BLOCK_THREADS,
+        };
+        let resident = self
+            .resident_per_multiprocessor
+            .iter()
+            .find_map(|&(size, blocks)| (size == threads).then_some(blocks))
+            .unwrap_or(1);
+        let threads = threads as u64;
         // One wave: blocks past the resident ones would wait for a first block to end, and
         // the input would take twice as long as one wave of equal shares.
-        let multiprocessors = self.device.multiprocessor_count() as u64;
         let grid = |per_multiprocessor: u32| {
             let most_blocks = multiprocessors * per_multiprocessor as u64;
             let blocks = match self.options.blocks {
-                Some(blocks) => {
-                    (blocks as u64).min(multiprocessors * self.resident_per_multiprocessor as u64)
-                }
+                Some(blocks) => (blocks as u64).min(multiprocessors * resident as u64),
                 None => vectors.div_ceil(threads * MIN_VECTORS_PER_THREAD).clamp(1, most_blocks),
             };
             let copies = match self.options.copies {
@@ -531,7 +573,7 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize, K: HistogramKernels<
         let mut per_multiprocessor = if vectors <= multiprocessors * threads * ONE_BLOCK_PER_SM_VECTORS {
             1
         } else {
-            self.options.blocks_per_multiprocessor.min(self.resident_per_multiprocessor)
+            self.options.blocks_per_multiprocessor.min(resident)
         };
         let (mut blocks, mut copies) = grid(per_multiprocessor);
         while per_multiprocessor > 2
@@ -543,6 +585,7 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize, K: HistogramKernels<
             (blocks, copies) = grid(per_multiprocessor);
         }
         HistogramPlan {
+            threads: threads as u32,
             blocks: blocks as u32,
             copies,
             concentrated_copies: match self.options.copies {
@@ -619,7 +662,7 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize, K: HistogramKernels<
         let plan = self.plan(samples.len());
         let config = LaunchConfig {
             shared_mem_bytes: plan.shared_bytes,
-            ..LaunchConfig::linear(plan.blocks, self.options.block_threads)
+            ..LaunchConfig::linear(plan.blocks, plan.threads)
         };
         // Even integer bins that no sample value reaches count nothing: a launch over no
         // samples writes the zeros.

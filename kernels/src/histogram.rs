@@ -102,7 +102,8 @@ use crate::shared;
 use crate::thread;
 use crate::warp;
 
-/// The block size the host launches histograms with.
+/// The block size the host launches histograms with, up to about 16 vectors per thread of
+/// one such block per multiprocessor (larger inputs get blocks of 512: the host's plan).
 pub const BLOCK_THREADS: u32 = 256;
 
 /// 16-byte sample vectors each thread loads per tile: the loads it has in flight.

@@ -26,7 +26,7 @@ const SEEDS: std::ops::Range<u64> = 0..3;
 /// Small blocks, so that the emulator runs many blocks (and many claims, waits and merges) on
 /// small inputs.
 const SMALL_BLOCKS: HistogramOptions = HistogramOptions {
-    block_threads: 64,
+    block_threads: Some(64),
     blocks_per_multiprocessor: 4,
     copies: None,
     blocks: None,
@@ -373,9 +373,15 @@ fn counts_under_several_emulator_schedules() {
 #[test]
 fn every_private_copy_count_gives_the_same_counts() {
     let pairs = [(1, 1), (2, 1), (4, 1), (8, 1), (16, 1), (32, 1), (32, 4), (32, 32)];
+    // Small blocks, and the block size of large inputs' plans for two of the copy counts.
+    let settings = pairs.iter().map(|&pair| (pair, SMALL_BLOCKS.block_threads)).chain([
+        ((16, 1), Some(warpsafe_host::histogram::LARGE_INPUT_BLOCK_THREADS)),
+        ((32, 32), Some(warpsafe_host::histogram::LARGE_INPUT_BLOCK_THREADS)),
+    ]);
     for device in test_devices("histogram_copies") {
-        for (copies, concentrated_copies) in pairs {
-            let options = HistogramOptions { copies: Some(copies), concentrated_copies, ..SMALL_BLOCKS };
+        for ((copies, concentrated_copies), block_threads) in settings.clone() {
+            let options =
+                HistogramOptions { copies: Some(copies), concentrated_copies, block_threads, ..SMALL_BLOCKS };
             let seed = (copies * 64 + concentrated_copies) as u64;
             check_layout::<u8, 1, 1, BuiltIn>(
                 &device,
@@ -429,7 +435,7 @@ fn a_layout_declared_outside_warpsafe_counts_with_its_own_kernels() {
 #[test]
 fn blocks_that_see_concentrated_and_spread_samples_merge_into_the_same_counts() {
     let bins = Bins::Even { bins: 256, lower: 0, upper: 256 };
-    let tile = SMALL_BLOCKS.block_threads as usize
+    let tile = SMALL_BLOCKS.block_threads.unwrap() as usize
         * warpsafe::histogram::VECTORS_PER_THREAD
         * warpsafe::histogram::samples_per_vector::<u8>();
     for device in test_devices("histogram_mixed") {
@@ -464,7 +470,7 @@ fn check_whole_tiles<S, const CH: usize, const ACTIVE: usize, K>(
     K: HistogramKernels<S, CH, ACTIVE>,
 {
     let options = HistogramOptions {
-        block_threads: 32,
+        block_threads: Some(32),
         blocks_per_multiprocessor: 1,
         copies: None,
         blocks: None,
@@ -563,6 +569,10 @@ fn the_plan_spends_less_on_copies_for_small_inputs() {
     // One wave at most: the emulator keeps 8 blocks resident over its 4 multiprocessors,
     // so 2 per multiprocessor, below the default 4.
     assert_eq!((small.blocks, large.blocks), (1, 2 * device.multiprocessor_count()));
+    // Large inputs in blocks of 512 threads (more than 16 vectors per thread of one block
+    // of 256 per multiprocessor: 2^18 samples over the emulator's 4).
+    assert_eq!((small.threads, histogram.plan(1 << 18).threads, large.threads), (256, 256, 512));
+    assert_eq!(histogram.plan((1 << 18) + 16).threads, 512);
     assert!(small.copies < large.copies, "{small:?} {large:?}");
     assert_eq!(large.copies, 32);
     assert_eq!(large.shared_bytes, 256 * 32 * 4);
@@ -619,8 +629,8 @@ fn bad_input_gets_typed_errors() {
     invalid(Histogram::<f32>::range(&device, &[0.0, f32::NAN, 3.0]).map(drop), "a NaN level");
     let options =
         |o: HistogramOptions| Histogram::<u8>::even(&device, 4, 0, 256).unwrap().with_options(o).map(drop);
-    invalid(options(HistogramOptions { block_threads: 48, ..Default::default() }), "48 threads");
-    invalid(options(HistogramOptions { block_threads: 2048, ..Default::default() }), "2048 threads");
+    invalid(options(HistogramOptions { block_threads: Some(48), ..Default::default() }), "48 threads");
+    invalid(options(HistogramOptions { block_threads: Some(2048), ..Default::default() }), "2048 threads");
     invalid(options(HistogramOptions { blocks_per_multiprocessor: 0, ..Default::default() }), "0 blocks");
     invalid(options(HistogramOptions { blocks: Some(0), ..Default::default() }), "a fixed grid of 0 blocks");
     invalid(options(HistogramOptions { copies: Some(3), ..Default::default() }), "3 copies");

@@ -85,12 +85,18 @@ fn settings(args: &Args) -> Vec<(String, HistogramOptions)> {
     } else {
         args.concentrated_copies.clone()
     };
+    let threads = if args.block_threads.is_empty() {
+        vec![None]
+    } else {
+        args.block_threads.iter().map(|&t| Some(t)).collect()
+    };
     if !args.copies.is_empty()
         || !args.blocks_per_sm.is_empty()
         || !args.blocks.is_empty()
+        || !args.block_threads.is_empty()
         || !args.concentrated_copies.is_empty()
     {
-        for &c in &copies {
+        for (&c, &t) in copies.iter().flat_map(|c| threads.iter().map(move |t| (c, t))) {
             for (grid, b, blocks) in &grids {
                 for &k in &concentrated {
                     let mut name =
@@ -98,12 +104,15 @@ fn settings(args: &Args) -> Vec<(String, HistogramOptions)> {
                     if !args.concentrated_copies.is_empty() {
                         name.push_str(&format!(" concentrated={k}"));
                     }
+                    if let Some(t) = t {
+                        name.push_str(&format!(" threads={t}"));
+                    }
                     let options = HistogramOptions {
+                        block_threads: t,
                         copies: c,
                         blocks_per_multiprocessor: *b,
                         blocks: *blocks,
                         concentrated_copies: k,
-                        ..default
                     };
                     all.push((name, options));
                 }

@@ -147,6 +147,7 @@ use bytemuck::Pod;
 use warpsafe::op::{Max, Min, Operator, Sum};
 use warpsafe::reduce::segmented::{
     self as kernel, BadSegment, BLOCK_THREADS, CHUNK_BITS, DESCRIPTOR_WORDS, LONG_SEGMENT_BYTES, NO_ERROR,
+    SEGMENT_BLOCK_THREADS,
 };
 
 use crate::{
@@ -168,7 +169,7 @@ pub enum SegmentStrategy {
     Tile16,
     /// A warp per segment.
     Warp,
-    /// A block of [`BLOCK_THREADS`] threads per segment.
+    /// A block of [`SEGMENT_BLOCK_THREADS`] threads per segment.
     Block,
     /// By each segment's own length, two launches: a lane, 4 lanes or a warp per segment
     /// up to a long length, the chunks of longer ones spread over all blocks (module docs).
@@ -221,7 +222,16 @@ impl SegmentStrategy {
             SegmentStrategy::Tile4 => Some(4),
             SegmentStrategy::Tile16 => Some(16),
             SegmentStrategy::Warp => Some(32),
-            SegmentStrategy::Block => Some(BLOCK_THREADS as u64),
+            SegmentStrategy::Block => Some(SEGMENT_BLOCK_THREADS as u64),
+        }
+    }
+
+    /// Threads per block of the strategy's launch.
+    fn block_threads(self) -> u32 {
+        if self == SegmentStrategy::Block {
+            SEGMENT_BLOCK_THREADS
+        } else {
+            BLOCK_THREADS
         }
     }
 
@@ -401,11 +411,16 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
             kernels.balanced_batches,
         ]) {
             let function = module.untyped_kernel(untyped)?;
-            resident.push(Self::wave(device, &function, Self::shared_bytes(strategy))?);
+            resident.push(Self::wave(
+                device,
+                &function,
+                strategy.block_threads(),
+                Self::shared_bytes(strategy),
+            )?);
             functions.push(function);
         }
         let chunks = module.untyped_kernel(kernels.balanced_chunks)?;
-        let chunks_resident = Self::wave(device, &chunks, kernel::shared_bytes::<T>() as u32)?;
+        let chunks_resident = Self::wave(device, &chunks, BLOCK_THREADS, kernel::shared_bytes::<T>() as u32)?;
         Ok(SegmentedReducer {
             device: device.clone(),
             functions,
@@ -448,8 +463,8 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
     }
 
     /// One wave of resident blocks of `function` (multiprocessors times its occupancy).
-    fn wave(device: &Device, function: &Function, shared_bytes: u32) -> Result<u32, Error> {
-        let per_sm = device.max_active_blocks_per_multiprocessor(function, BLOCK_THREADS, shared_bytes)?;
+    fn wave(device: &Device, function: &Function, threads: u32, shared_bytes: u32) -> Result<u32, Error> {
+        let per_sm = device.max_active_blocks_per_multiprocessor(function, threads, shared_bytes)?;
         Ok(per_sm.max(1).saturating_mul(device.multiprocessor_count().max(1)))
     }
 
@@ -614,7 +629,7 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         let blocks = wanted.min(cap as u64).max(1) as u32;
         let config = LaunchConfig {
             shared_mem_bytes: Self::shared_bytes(strategy),
-            ..LaunchConfig::linear(blocks, BLOCK_THREADS)
+            ..LaunchConfig::linear(blocks, strategy.block_threads())
         };
         let (mut input, mut len, mut offsets, mut segment_len, mut segments) =
             (input.device_address(), len, offsets, segment_len, segments);
@@ -623,8 +638,8 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
             let stream = stream.unwrap_or(&self.stream);
             let args = kernel_args![input, len, offsets, segment_len, segments, output, error];
             // SAFETY: the kernel (input, len, offsets, segment_len, segments, out, error) of
-            // `warpsafe::segmented_reduce_kernels!`: a 1-D launch of BLOCK_THREADS (a
-            // multiple of 32) with the block strategy's shared bytes; `input` holds `len`
+            // `warpsafe::segmented_reduce_kernels!`: a 1-D launch of the strategy's block
+            // size (256 or 512, multiples of 32) with the block strategy's shared bytes; `input` holds `len`
             // elements; for the fixed form `offsets` is null, segment_len > 0 and segments =
             // ceil(len / segment_len); otherwise `offsets` holds segments + 1 u64s; the
             // output holds at least `segments` elements; the error word is this reducer's,

@@ -98,9 +98,18 @@ use crate::op::Operator;
 use crate::shared;
 use crate::thread;
 
-/// The block size the host launches every segmented-reduce kernel with (the tile
-/// strategies need a multiple of 32; the block strategy works with any size).
+/// The block size the host launches every segmented-reduce kernel with but the block
+/// strategy's (the tile strategies need a multiple of 32).
 pub const BLOCK_THREADS: u32 = 256;
+
+/// The block size of the block strategy ([`block_per_segment`], which works with any
+/// size). Measured on an H100 (2026-11-27, `segreduce-bench --patterns 65536`, `f32`
+/// sums, builds with 256, 512 and 1024 run one after the other, twice): 512 threads took
+/// 5.7 / 6.0 / 26.4 / 349.7 us at 2^16 / 2^20 / 2^24 / 2^28 elements against 8.3-8.5 /
+/// 8.5-8.7 / 28.3-28.4 / 352.3 with 256 (a segment of 64 Ki elements is read by twice the
+/// threads, with twice the loads in flight per block) and 5.1-5.3 / 5.7-6.0 / 27.4-27.6 /
+/// 356.6-358.7 with 1024.
+pub const SEGMENT_BLOCK_THREADS: u32 = 512;
 
 /// The error word's value when every segment was well formed.
 pub const NO_ERROR: u64 = u64::MAX;

@@ -753,9 +753,8 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize> BinningVisitor<S>
         let window = shared::dynamic::<u32>();
         let words = slots * self.copies.spread;
         for_each_by_whole_warps(words, |word| {
-            // SAFETY: bounds-checked against the window; no other thread touches this word
-            // before the barrier below (and the last block's barrier ordered the previous
-            // block's use of the window on this SM before its exit).
+            // SAFETY: bounds-checked against the window (this block's own shared memory);
+            // no other thread of the block touches this word before the barrier below.
             unsafe { window.write(word as usize, 0) };
         });
         // Warp 0 looks at its first vectors (module docs, "Concentrated samples"): a

@@ -617,8 +617,11 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize, K: HistogramKernels<
     /// # Safety
     /// - Both buffers stay alive, and nothing else accesses them (nothing at all writes
     ///   `samples`), until `stream` has run the launch.
-    /// - No launch of this histogram enqueued on another stream is still running (its
-    ///   hand-off words serve one launch at a time).
+    /// - No other launch of this histogram runs while this one does (its hand-off words
+    ///   serve one launch at a time): none enqueued on another stream is still running,
+    ///   and none is enqueued on another stream (by `compute` or `compute_on`) before
+    ///   `stream` has run this one. Two launches over the same words could each see the
+    ///   other's epoch and wait forever.
     ///
     /// # Errors
     /// See the module docs.

@@ -482,8 +482,10 @@ impl<T: Pod, O: Scan<T>> Scanner<T, O> {
     /// # Safety
     /// - Both buffers stay alive, and nothing else accesses them, until `stream` has run
     ///   the launch.
-    /// - No launch of this scanner enqueued on another stream is still running (its
-    ///   scratch serves one launch at a time): one scanner per stream, or synchronise.
+    /// - No other launch of this scanner runs while this one does (its scratch serves one
+    ///   launch at a time): none enqueued on another stream is still running, and none is
+    ///   enqueued on another stream (by `scan` or `scan_on`) before `stream` has run this
+    ///   one: one scanner per stream, or synchronise.
     ///
     /// # Errors
     /// See the module docs.

@@ -530,8 +530,10 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
     ///
     /// # Safety
     /// Both buffers stay alive, and nothing else accesses them, until `stream` has run
-    /// the launch; with [`SegmentStrategy::Balanced`] chosen, no launch of this reducer on
-    /// another stream is running (they share its scratch).
+    /// the launch; with [`SegmentStrategy::Balanced`] chosen, no other launch of this
+    /// reducer runs while this one does (they share its scratch): none enqueued on another
+    /// stream is still running, and none is enqueued on another stream before `stream`
+    /// has run this one.
     ///
     /// # Errors
     /// See the module docs.
@@ -551,9 +553,10 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
     ///
     /// # Safety
     /// The three buffers stay alive, and nothing else accesses them (the offsets and
-    /// input may be read), until `stream` has run the launch; no launch of this reducer on
-    /// another stream is running (they share the error word and the balanced strategy's
-    /// scratch).
+    /// input may be read), until `stream` has run the launch; no other launch of this
+    /// reducer runs while this one does (they share the error word and the balanced
+    /// strategy's scratch): none enqueued on another stream is still running, and none is
+    /// enqueued on another stream before `stream` has run this one.
     ///
     /// # Errors
     /// See the module docs.

@@ -820,16 +820,19 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize> BinningVisitor<S>
 /// next block barrier diverged, which compute-sanitizer's synccheck reports ("Divergent
 /// thread(s) in block", H100, 2026-11-26, with 66 or 257 slots): PTX allows it for the
 /// non-`.aligned` `barrier.sync`, CUDA's rule for `__syncthreads` does not.
+/// The indices step in 64 bits: `end` may be up to `u32::MAX` (the global-bins path zeroes
+/// that many slots), and a 32-bit step past it would wrap to a small index and never end.
 #[inline(always)]
 fn for_each_by_whole_warps(end: u32, mut body: impl FnMut(u32)) {
-    let lane = thread::lane_id();
-    let mut warp_first = thread::linear_thread_idx() - lane;
-    while warp_first < end {
+    let lane = thread::lane_id() as u64;
+    let mut warp_first = thread::linear_thread_idx() as u64 - lane;
+    while warp_first < end as u64 {
         let index = warp_first + lane;
-        if index < end {
-            body(index);
+        if index < end as u64 {
+            // index < end <= u32::MAX.
+            body(index as u32);
         }
-        warp_first += thread::block_threads();
+        warp_first += thread::block_threads() as u64;
     }
 }
 

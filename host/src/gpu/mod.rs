@@ -366,7 +366,25 @@ impl GpuContext {
             self.free(address);
             return Err(Error::Driver { during: format!("zeroing {bytes} bytes"), source });
         }
+        if let Err(error) = self.wait_for_legacy_stream(&format!("zeroing {bytes} bytes")) {
+            self.free(address);
+            return Err(error);
+        }
         Ok(address)
+    }
+
+    /// Waits for the work this context's synchronous memory calls left on the legacy
+    /// default stream. `cuMemsetD8` and `cuMemcpyHtoD` from pageable memory may return
+    /// before the device memory holds the result (CUDA's "API synchronization behavior"),
+    /// and warpsafe launches on non-blocking streams, which do not wait for the legacy
+    /// stream: without this, a launch enqueued right after could read the memory before
+    /// the memset or copy reached it (a histogram's hand-off words cleared under a running
+    /// launch would leave its blocks waiting forever).
+    fn wait_for_legacy_stream(&self, during: &str) -> Result<(), Error> {
+        // SAFETY: the context is current (callers made it so); the null stream is the
+        // legacy default stream, always valid.
+        driver::check(unsafe { cuda::cuStreamSynchronize(std::ptr::null_mut()) })
+            .map_err(Error::driver(during))
     }
 
     /// Frees an allocation of this context. A failure (the context is already broken by
@@ -401,7 +419,8 @@ impl GpuContext {
         let bytes = src.len();
         // SAFETY: `src` has `bytes` readable bytes; the caller vouches for `address`.
         driver::check(unsafe { cuda::cuMemcpyHtoD_v2(address, src.as_ptr().cast(), bytes) })
-            .map_err(Error::driver(format!("copying {bytes} bytes to the device")))
+            .map_err(Error::driver(format!("copying {bytes} bytes to the device")))?;
+        self.wait_for_legacy_stream(&format!("copying {bytes} bytes to the device"))
     }
 }
 

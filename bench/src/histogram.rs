@@ -97,8 +97,8 @@ pub fn check_counts(got: &[u32], expected: &[u32]) -> Check {
 /// One measurement.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
-    /// [`CUB`], [`CEILING`], [`WARPSAFE`], or `warpsafe copies=C blocks/SM=B` (`blocks=G` for a fixed grid, ` threads=T`
-    /// added for another block size) in a sweep.
+    /// [`CUB`], [`CEILING`], [`WARPSAFE`], or `warpsafe copies=C blocks/SM=B` in a sweep
+    /// (`blocks=G` for a fixed grid; ` threads=T` added for another block size).
     pub implementation: String,
     /// The samples.
     pub distribution: Distribution,

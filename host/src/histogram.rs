@@ -37,7 +37,7 @@
 //! pub unsafe trait HistogramKernels<S: Sample, const CHANNELS: usize, const ACTIVE: usize> { fn kernel() -> HistogramKernel; }
 //! pub struct BuiltIn;                                      // warpsafe's kernels
 //! pub struct HistogramKernel { pub program: Program, pub even: &'static [&'static UntypedKernel], pub range: &'static UntypedKernel }
-//! pub struct HistogramOptions { pub block_threads: u32, pub blocks_per_multiprocessor: u32, pub copies: Option<u32>, pub concentrated_copies: u32 }
+//! pub struct HistogramOptions { pub block_threads: Option<u32>, pub blocks_per_multiprocessor: u32, pub copies: Option<u32>, pub blocks: Option<u32>, pub concentrated_copies: u32 }
 //! pub struct HistogramPlan { pub threads: u32, pub blocks: u32, pub copies: u32, pub concentrated_copies: u32, pub shared_bytes: u32 }
 //! pub struct Histogram<S: Sample, const CHANNELS: usize = 1, const ACTIVE: usize = 1, K = BuiltIn>;
 //! impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize, K: HistogramKernels<S, CHANNELS, ACTIVE>> Histogram<S, CHANNELS, ACTIVE, K> {

@@ -222,7 +222,7 @@ impl SegmentStrategy {
             SegmentStrategy::Tile4 => Some(4),
             SegmentStrategy::Tile16 => Some(16),
             SegmentStrategy::Warp => Some(32),
-            SegmentStrategy::Block => Some(SEGMENT_BLOCK_THREADS as u64),
+            SegmentStrategy::Block => Some(self.block_threads() as u64),
         }
     }
 
@@ -642,8 +642,8 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
             let args = kernel_args![input, len, offsets, segment_len, segments, output, error];
             // SAFETY: the kernel (input, len, offsets, segment_len, segments, out, error) of
             // `warpsafe::segmented_reduce_kernels!`: a 1-D launch of the strategy's block
-            // size (256 or 512, multiples of 32) with the block strategy's shared bytes; `input` holds `len`
-            // elements; for the fixed form `offsets` is null, segment_len > 0 and segments =
+            // size (256 or 512, multiples of 32) with the block strategy's shared bytes;
+            // `input` holds `len` elements; for the fixed form `offsets` is null, segment_len > 0 and segments =
             // ceil(len / segment_len); otherwise `offsets` holds segments + 1 u64s; the
             // output holds at least `segments` elements; the error word is this reducer's,
             // used by one launch at a time (caller); all buffers are the caller's, alive and

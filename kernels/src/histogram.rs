@@ -820,6 +820,7 @@ impl<S: Sample, const CHANNELS: usize, const ACTIVE: usize> BinningVisitor<S>
 /// next block barrier diverged, which compute-sanitizer's synccheck reports ("Divergent
 /// thread(s) in block", H100, 2026-11-26, with 66 or 257 slots): PTX allows it for the
 /// non-`.aligned` `barrier.sync`, CUDA's rule for `__syncthreads` does not.
+///
 /// The indices step in 64 bits: `end` may be up to `u32::MAX` (the global-bins path zeroes
 /// that many slots), and a 32-bit step past it would wrap to a small index and never end.
 #[inline(always)]

@@ -418,9 +418,10 @@ impl GpuContext {
         self.make_current()?;
         let bytes = src.len();
         // SAFETY: `src` has `bytes` readable bytes; the caller vouches for `address`.
+        let during = format!("copying {bytes} bytes to the device");
         driver::check(unsafe { cuda::cuMemcpyHtoD_v2(address, src.as_ptr().cast(), bytes) })
-            .map_err(Error::driver(format!("copying {bytes} bytes to the device")))?;
-        self.wait_for_legacy_stream(&format!("copying {bytes} bytes to the device"))
+            .map_err(Error::driver(during.as_str()))?;
+        self.wait_for_legacy_stream(&during)
     }
 }
 

@@ -52,6 +52,12 @@
 //!   contiguous bytes per load; a thread per segment of 4 aligned `f32` does one 16-byte
 //!   load).
 //!
+//! The balanced strategy's tiny and short segments (at most [`SHORT_BYTES`]) are read as
+//! their *window* instead: every aligned vector that overlaps the segment, whole, rank `k`
+//! taking vectors `k, k + r, ...` and combining only the elements inside the segment
+//! (`Segments::fold_window`: no head and tail loops, 32-bit offsets; the vectors that
+//! would reach outside the input, at its two ends, element by element).
+//!
 //! # The fixed form's short segments: warp rows
 //! A thread per segment that reads one short segment after another keeps few bytes in
 //! flight. So the thread strategy's kernel first reduces the fixed form in *warp rows*
@@ -308,6 +314,123 @@ impl<T: Pod> Segments<T> {
         partials.into_iter().fold(acc, |acc, partial| op.combine(acc, partial))
     }
 
+    /// Rank `rank` of `RANKS`' fold of a segment of at most `(SLOTS * RANKS - 1) * 16`
+    /// bytes: [`Segments::fold_window`] when the input is read as vectors
+    /// ([`grid::reads_vectors`]), else [`Segments::fold`].
+    ///
+    /// # Safety
+    /// As for [`Segments::fold`]; `rank < RANKS`, and the segment has at most
+    /// `(SLOTS * RANKS - 1) * 16` bytes.
+    #[inline(always)]
+    unsafe fn fold_short<Op: Operator<T>, const RANKS: u32, const SLOTS: usize>(
+        &self,
+        begin: u64,
+        end: u64,
+        rank: u32,
+        op: Op,
+    ) -> T {
+        if grid::reads_vectors::<T, Op>(self.input) {
+            // SAFETY: forwarded from the caller; the operator commutes and the element
+            // size divides 16 (just checked).
+            unsafe { self.fold_window::<Op, RANKS, SLOTS>(begin, end, rank, op) }
+        } else {
+            // SAFETY: forwarded from the caller.
+            unsafe { self.fold(begin, end, rank as u64, RANKS as u64, op) }
+        }
+    }
+
+    /// Rank `rank` of `RANKS`' fold of a short segment read as its *window*: the 16-byte
+    /// aligned vectors that overlap it. Rank `r` takes the window's vectors `r, r + RANKS,
+    /// ...` (at most `SLOTS`), [`WINDOW_LOADS`] at a time (both loads issued, then both
+    /// folded), and combines, vector by vector and in index order, the elements that lie
+    /// in the segment; the window's other elements (of the neighbouring segments) are
+    /// loaded but skipped. Offsets inside the window are 32-bit and no loop runs over
+    /// elements, so a short segment costs a small, fixed number of instructions: the head
+    /// / vectors / tail loops of [`Segments::fold_vectors`], in 64-bit arithmetic, had cost
+    /// the balanced strategy about 260 warp instructions per round of 8 short segments and
+    /// about 110 per batch for its tiny ones (Nsight Compute on an H100, 2026-11-27,
+    /// power-law mix of `f32` at 2^24: 824 warp instructions per batch of 32 segments
+    /// before, 640 after; the mix at 2^28 910 -> 759 us). A window that reaches outside the
+    /// input (only at the input's two ends) is read element by element, only the
+    /// segment's elements, in the same order of combination.
+    ///
+    /// # Safety
+    /// As for [`Segments::fold_short`]; `Op` commutes, `T`'s size divides 16 and the
+    /// input's distance to the next 16-byte boundary is a multiple of it
+    /// ([`grid::reads_vectors`]).
+    #[inline(always)]
+    unsafe fn fold_window<Op: Operator<T>, const RANKS: u32, const SLOTS: usize>(
+        &self,
+        begin: u64,
+        end: u64,
+        rank: u32,
+        op: Op,
+    ) -> T {
+        let size = size_of::<T>();
+        let vector_bytes = grid::VECTOR_BYTES as u64;
+        let input = self.input as u64;
+        let start = input + begin * size as u64;
+        let window = start & !(vector_bytes - 1);
+        // The segment's bytes are `lo..hi` of the window (hi at most 16 * SLOTS * RANKS).
+        let lo = (start - window) as u32;
+        let hi = lo + ((end - begin) * size as u64) as u32;
+        let inside = window >= input
+            && window + u64::from(hi).div_ceil(vector_bytes) * vector_bytes <= input + self.len * size as u64;
+        let at = |slot: usize| (rank + RANKS * slot as u32) * grid::VECTOR_BYTES as u32;
+        let mut acc = op.identity();
+        if !inside {
+            // The window reaches outside the input: the segment's elements one by one, in
+            // the order of the vector path below.
+            for slot in 0..SLOTS {
+                let at = at(slot);
+                for k in 0..grid::VECTOR_BYTES / size {
+                    let offset = at + (k * size) as u32;
+                    if offset.wrapping_sub(lo) < hi - lo {
+                        let index = begin + u64::from((offset - lo) / size as u32);
+                        // SAFETY: begin <= index < end <= len (caller): an element of the
+                        // segment.
+                        acc = op.combine(acc, unsafe { self.input.add(index as usize).read() });
+                    }
+                }
+            }
+            return acc;
+        }
+        // WINDOW_LOADS slots at a time: with all SLOTS loaded before the first fold the
+        // balanced strategy's batch kernel for `f32` took 77 registers instead of 64 (3
+        // blocks per SM instead of 4) and was slower (H100, 2026-11-27: 870 us against 759
+        // for the power-law mix at 2^28).
+        let mut first = 0;
+        while first < SLOTS && at(first) < hi {
+            let mut loaded = [grid::Vector([0; grid::VECTOR_BYTES]); WINDOW_LOADS];
+            for (u, vector) in loaded.iter_mut().enumerate() {
+                let at = at(first + u);
+                if first + u < SLOTS && at < hi {
+                    // SAFETY: the vector at `window + at` lies inside the input (`inside`:
+                    // it is one of the window's first ceil(hi / 16) vectors), 16-byte
+                    // aligned (the window is), in global memory that nothing writes during
+                    // the launch (`new`'s contract).
+                    *vector = unsafe {
+                        grid::load_vector::<T>(
+                            self.input.cast::<u8>().add((window - input + u64::from(at)) as usize).cast(),
+                        )
+                    };
+                }
+            }
+            for (u, vector) in loaded.iter().enumerate() {
+                let at = at(first + u);
+                for k in 0..grid::VECTOR_BYTES / size {
+                    let offset = at + (k * size) as u32;
+                    if first + u < SLOTS && offset.wrapping_sub(lo) < hi - lo {
+                        let element: T = bytemuck::pod_read_unaligned(&vector.0[k * size..(k + 1) * size]);
+                        acc = op.combine(acc, element);
+                    }
+                }
+            }
+            first += WINDOW_LOADS;
+        }
+        acc
+    }
+
     /// The fixed form's warp rows (module docs): when [`reads_fixed_rows`] holds for the
     /// segment length, `Op` commutes and `input` and `out` are 16-byte aligned, warp `w`
     /// of the grid reduces the input's whole rows `w, w + warps, ...` of
@@ -559,6 +682,18 @@ pub const SHORT_BYTES: u64 = 256;
 
 /// Lanes of the tile that reduces one short segment in [`balanced_batches`].
 pub const SHORT_LANES: u32 = 4;
+
+/// Loads a rank of a segment window (`Segments::fold_window`) issues before it folds them
+/// (the batch kernel's registers: see there).
+const WINDOW_LOADS: usize = 2;
+
+/// Vector slots per rank of a segment window (`Segments::fold_window`) for segments of at
+/// most `bytes` bytes read by `ranks` ranks: the window has at most `ceil((bytes + 15) /
+/// 16)` vectors (2 for a tiny segment, 17 for a short one), shared out round-robin.
+const fn window_slots(bytes: u64, ranks: u32) -> usize {
+    let vectors = (bytes as usize + 2 * grid::VECTOR_BYTES - 2) / grid::VECTOR_BYTES;
+    vectors.div_ceil(ranks as usize)
+}
 
 /// The host's default for [`LongSegments`]' `long_elements`, in bytes: segments longer than
 /// this go to [`balanced_chunks`]; up to it a warp reduces one (up to 64 vectors per lane,
@@ -813,9 +948,12 @@ impl<T: Pod> LongSegments<T> {
 /// - *long*: the owning lane hands it off to [`balanced_chunks`] (see [`LongSegments`]);
 ///   nothing is written for it here.
 ///
-/// Every class folds with `Segments::fold`, so a segment's order of combination depends
-/// only on its class (its length), its address and the constants, never on the batch or
-/// the grid: results are the same bits on every run and on every backend.
+/// Tiny and short segments are read as their *window* of aligned vectors
+/// (`Segments::fold_window`, for a commutative operator over a type whose size divides
+/// 16; `Segments::fold` otherwise), medium ones with `Segments::fold`, so a segment's
+/// order of combination depends only on its class (its length), its address and the
+/// constants, never on the batch or the grid: results are the same bits on every run and
+/// on every backend.
 ///
 /// # Safety
 /// - As for [`tile_per_segment`] (a block size that is a multiple of 32, every thread runs
@@ -854,8 +992,10 @@ pub unsafe fn balanced_batches<T: Pod, Op: Operator<T>>(
         let handed_off = present && length > long.long_elements && unsafe { long.hand_off(s, begin, end) };
         let kept = present && !handed_off;
         if kept && length <= tiny_elements {
-            // SAFETY: a range from `bounds`.
-            let total = unsafe { segments.fold(begin, end, 0, 1, op) };
+            // SAFETY: a range from `bounds` of at most TINY_BYTES bytes, so of at most
+            // (slots - 1) * 16 (`window_slots`).
+            let total =
+                unsafe { segments.fold_short::<Op, 1, { window_slots(TINY_BYTES, 1) }>(begin, end, 0, op) };
             // SAFETY: s < count; only this lane writes out[s].
             unsafe { out.add(s as usize).write(total) };
         }
@@ -866,8 +1006,18 @@ pub unsafe fn balanced_batches<T: Pod, Op: Operator<T>>(
             let source = owner.unwrap_or(lane);
             let (b, e) = (warp.shfl(begin, source), warp.shfl(end, source));
             let (b, e) = if owner.is_some() { (b, e) } else { (0, 0) };
-            // SAFETY: a range from `bounds` (the owner's) or the empty one.
-            let total = tile.reduce(unsafe { segments.fold(b, e, tile_rank, SHORT_LANES as u64, op) }, op);
+            // SAFETY: a range from `bounds` (the owner's, of at most SHORT_BYTES bytes, so of
+            // at most (slots * SHORT_LANES - 1) * 16: `window_slots`) or the empty one;
+            // tile_rank < SHORT_LANES.
+            let mine = unsafe {
+                segments.fold_short::<Op, SHORT_LANES, { window_slots(SHORT_BYTES, SHORT_LANES) }>(
+                    b,
+                    e,
+                    tile_rank as u32,
+                    op,
+                )
+            };
+            let total = tile.reduce(mine, op);
             if let (Some(owner), 0) = (owner, tile_rank) {
                 // SAFETY: the owner's segment is below the count; only this tile writes it.
                 unsafe { out.add((first + owner as u64) as usize).write(total) };

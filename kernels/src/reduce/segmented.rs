@@ -672,9 +672,14 @@ pub unsafe fn block_per_segment<T: Pod, Op: Operator<T>>(segments: Segments<T>, 
     }
 }
 
-/// Segments of at most this many bytes (one vector's) are tiny for [`balanced_batches`]:
-/// the lane that measured one reduces it alone, as the thread strategy does.
-pub const TINY_BYTES: u64 = 16;
+/// Segments of at most this many bytes are tiny for [`balanced_batches`]: the lane that
+/// measured one reduces it alone (its window of at most 3 vectors), as the thread
+/// strategy does. Every lane works on its own tiny segment at once, while the short ones
+/// wait their turn for one of the warp's 8 tiles, so a larger limit takes rounds of
+/// tiles away. Measured on an H100 (2026-11-27, power-law mix of `f32`, twice each): 16,
+/// 32 and 64 bytes took 735-737, 702-707 and 713-716 us at 2^28 and 12.1-12.3, 10.8-11.3
+/// and 11.1-11.4 us at 2^16.
+pub const TINY_BYTES: u64 = 32;
 
 /// Longer segments of at most this many bytes are short for [`balanced_batches`]: a tile of
 /// [`SHORT_LANES`] lanes reduces each (up to 16 vectors: 4 per lane).

@@ -1,25 +1,31 @@
 //! Selection (stream compaction) and partition in one pass: a device-wide scan of the
 //! per-tile counts of kept elements ([`super::lookback`] over `u64`), then each warp
-//! compacts its segment in shared memory and writes it out in contiguous stretches.
+//! writes its segment's kept elements straight from its staging to their places in the
+//! output.
 //!
 //! A warp stages its segment of the tile ([`tile::load`]: coalesced 16-byte loads) and
 //! reads it *striped* ([`Stage::read_striped`]): in step `k` lane `l` takes element
 //! `32 k + l`, so the 32 lanes of a step hold 32 consecutive elements. After the look-back
-//! one `vote.ballot` per step says which of them are kept, and a kept element's slot in the
-//! compacted segment is the count kept in the earlier steps (warp-uniform) plus the kept
-//! lanes below it (`popc` of the ballot under `%lanemask_lt`): consecutive lanes write
-//! consecutive slots, so the compaction has no bank conflicts, and every index inside a
-//! segment is 32-bit. A kept element's slot is never past its own position, so the warp
-//! compacts in place, a step at a time, holding one element in registers (the blocked
-//! compaction this replaced, lane by lane over a run held in an array, kept the array in
-//! local memory: 64 bytes stored and reloaded per thread; it ran at 41 % of the copy
-//! ceiling on an H100).
+//! one `vote.ballot` per step says which of them are kept, and a kept element's place in
+//! the output is the warp's base (the count kept before its segment) plus the count kept
+//! in the earlier steps (warp-uniform) plus the kept lanes below it (`popc` of the ballot
+//! under `%lanemask_lt`): consecutive kept lanes write consecutive addresses, so a step's
+//! stores cover one contiguous stretch of the output, and every count inside a segment is
+//! 32-bit. Each kept element is stored once, from the register the step read it into (a
+//! *direct scatter*); the staging is only read after [`tile::load`] has filled it, so the
+//! steps need no warp barrier between them. (Before, the warp compacted its kept elements
+//! in place at the front of its staging, a step and a warp barrier at a time, and copied
+//! the compacted segment out in a second loop; and before that, lane by lane over a run
+//! held in an array, which kept the array in local memory: 64 bytes stored and reloaded
+//! per thread, 41 % of the copy ceiling on an H100.)
 //!
 //! - *Select*: the kept elements, in input order, at `output[0..count]`.
 //! - *Partition*: the kept elements as for select, and the others at the end of `output`
 //!   in *reverse* input order (the first rejected element at `output[len - 1]`), so the
 //!   whole output is a permutation of the input written in one pass without knowing the
-//!   count in advance (the arrangement CUB's `DevicePartition::If` uses).
+//!   count in advance (the arrangement CUB's `DevicePartition::If` uses). The rejected
+//!   elements are scattered like the kept ones: consecutive rejected lanes of a step to
+//!   consecutive positions downwards.
 //!
 //! An element is kept when a [`Predicate`] holds for it, or (the *flagged* form) when its
 //! byte in a separate flags buffer is non-zero. The count is written to `selected[0]` by
@@ -88,7 +94,7 @@ pub const BLOCK_THREADS: u32 = 256;
 
 /// Bytes of a thread's run in a selection of `T`: 128 (32 `f32`s), but
 /// at most [`MAX_ITEMS`] = 32 elements (so 32 bytes of `u8`, 64 of `u16`). The
-/// compaction holds one element at a time, so a longer run costs no registers, and it
+/// scatter holds one element at a time, so a longer run costs no registers, and it
 /// halves the look-backs per byte. (With the blocked compaction, which held the run,
 /// 128-byte runs were slower: 2088 µs at 2^28 `f32`s against 1650 µs with 64 on an H100.)
 pub const fn run_bytes<T>() -> usize {
@@ -102,14 +108,14 @@ pub const fn run_bytes<T>() -> usize {
     }
 }
 
-/// The most elements a thread's run may hold: 32, one striped step's worth, so that the
-/// 32 elements of step `k` are whole runs and lie at positions `32 k .. 32 k + 32` of the
-/// staging (a run's vectors are rotated only within the run). The in-place compaction
-/// relies on it: it writes the slots below `32 k + 32` after step `k` and reads later
-/// steps from above. (With 64 elements of `u8` per run a step was half a run, whose
-/// rotated vectors could sit in the other half: with nearly every element kept, a later
-/// step's elements were overwritten, which the emulator reported as a data race.) It also
-/// bounds the kept mask, a `u64`.
+/// The most elements a thread's run holds: 32, one striped step's worth. The in-place
+/// compaction that came before the direct scatter needed that: it wrote the slots below
+/// `32 k + 32` after step `k` and read later steps from above, so a step had to be whole
+/// runs (with 64 elements of `u8` per run a step was half a run, whose rotated vectors
+/// could sit in the other half: with nearly every element kept, a later step's elements
+/// were overwritten, which the emulator reported as a data race). The direct scatter only
+/// reads the staging, so now only the kept mask (a `u64`, one bit per step) bounds it, at
+/// 64.
 pub const MAX_ITEMS: usize = WARP_SIZE as usize;
 
 /// Elements each thread of a selection of `T` holds.
@@ -198,19 +204,13 @@ pub unsafe fn select<T: Pod, P: Predicate<T>, S: TileStatus<u64>, const ITEMS: u
     let (rank, total) = unsafe { lookback::block_prefix(scratch, status, tile, count, Sum) };
     // Two instances, so that a selection's steps carry no test of the form.
     if form & PARTITION != 0 {
-        // SAFETY: every lane of the full warp; the segment was staged by `load` and not
-        // rewritten.
-        unsafe {
-            compact_and_write::<T, ITEMS, true>(
-                stage, segment, in_segment, len, keep, rank, count, output, output_len,
-            )
-        };
+        // SAFETY: every lane of the full warp; the segment was staged by `load` (which
+        // ended with a warp barrier) and nothing writes the staging since.
+        unsafe { scatter::<T, ITEMS, true>(stage, segment, in_segment, len, keep, rank, output, output_len) };
     } else {
         // SAFETY: as above.
         unsafe {
-            compact_and_write::<T, ITEMS, false>(
-                stage, segment, in_segment, len, keep, rank, count, output, output_len,
-            )
+            scatter::<T, ITEMS, false>(stage, segment, in_segment, len, keep, rank, output, output_len)
         };
     }
     if tile == tiles - 1 && thread::linear_thread_idx() == 0 {
@@ -239,63 +239,62 @@ fn kept_mask<const ITEMS: usize>(in_segment: u32, mut kept: impl FnMut(u32, usiz
     mask
 }
 
-/// Writes a warp's kept elements (and, for a partition, its rejected ones) to the output
-/// (module docs). Step by step, the warp reads 32 consecutive elements of its staged
-/// segment ([`Stage::read_striped`]) and moves each kept one to its slot of the compacted
-/// segment at the front of the same staging (a slot is never past the element's own
-/// position, so no element is overwritten before it is read); then it writes the
-/// compacted segment to `output[warp_base ..]` in contiguous stretches. A partition's
-/// rejected elements go straight from the step to the output, consecutive lanes to
-/// consecutive positions downwards from `len - 1 - rejected_before`. Writes at or past
-/// `output_len` are dropped.
+/// Writes a warp's kept elements (and, for a partition, its rejected ones) straight from
+/// its staged segment to the output (module docs). Step by step, the warp reads 32
+/// consecutive elements of its segment ([`Stage::read_striped`]), ranks the kept ones by
+/// one ballot and stores each at `output[warp_base + kept_before + popc(kept_lanes &
+/// lanemask_lt)]`: consecutive kept lanes to consecutive positions. A partition's
+/// rejected elements go the same way, consecutive lanes to consecutive positions
+/// downwards from `len - 1 - rejected_before`. Writes at or past `output_len` are
+/// dropped.
 ///
 /// `keep` marks the lane's kept elements (bit `k`: element `32 k + lane`), `rank` is the
-/// count of kept elements before the lane's, `count` its own; `in_segment` is the count
-/// of the segment's elements inside the input. `PARTITION`: also write the rejected ones
-/// (a compile-time choice, so that a selection's steps carry no test of it).
+/// count of kept elements before the lane's (lane 0's: before the warp's segment);
+/// `in_segment` is the count of the segment's elements inside the input. `PARTITION`: also
+/// write the rejected ones (a compile-time choice, so that a selection's steps carry no
+/// test of it).
+///
+/// No warp barrier between the steps: the staging is only read here (its writes, by
+/// [`tile::load`], are ordered before every read by the barrier `load` ends with), each
+/// output position is written by one lane once, and no lane reads the output. The block
+/// does not reuse the staging after this (the kernel ends), so none is needed after the
+/// loop either; a caller that reused it would need a `bar.warp.sync` first.
 ///
 /// # Safety
 /// Called by every lane of a full warp after the look-back, on the warp's staging that
-/// holds its segment from `segment`; `output` is valid for writes of `output_len`
-/// elements, and only this warp writes the positions of its segment's elements.
+/// holds its segment from `segment` (staged by [`tile::load`] and not written since);
+/// `output` is valid for writes of `output_len` elements, and only this warp writes the
+/// positions of its segment's elements.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)] // the state of one segment, passed once
-unsafe fn compact_and_write<T: Pod, const ITEMS: usize, const PARTITION: bool>(
+unsafe fn scatter<T: Pod, const ITEMS: usize, const PARTITION: bool>(
     stage: Stage<T>,
     segment: u64,
     in_segment: u32,
     len: u64,
     keep: u64,
     rank: u64,
-    count: u64,
     output: *mut T,
     output_len: u64,
 ) {
     // SAFETY: the whole warp is here (contract: full-warp shuffles).
     let warp_base = unsafe { raw::shfl_idx_sync(FULL_MASK, rank, 0, WARP_SIZE) };
-    // SAFETY: as above.
-    let warp_kept =
-        (unsafe { raw::shfl_idx_sync(FULL_MASK, rank + count, WARP_SIZE - 1, WARP_SIZE) } - warp_base) as u32;
     // The rejected elements before the segment: a partition writes the segment's after them,
     // from the end of the output.
     let rejected_outside = segment - warp_base;
     let below = raw::lanemask_lt();
     let (mut kept_before, mut rejected_before) = (0u32, 0u32);
     for k in 0..ITEMS {
-        // SAFETY: k < ITEMS; the elements of steps k.. are as staged: slots written so far
-        // are below 32 k.
+        // SAFETY: k < ITEMS; staged by `load`, whose warp barrier precedes this, and not
+        // written since.
         let item = unsafe { stage.read_striped::<ITEMS>(k) };
-        // Every lane has read step k before any lane writes a slot of it.
-        // SAFETY: the whole warp is here (contract).
-        unsafe { raw::sync_warp(FULL_MASK) };
         let kept = keep >> k & 1 == 1;
-        // SAFETY: as above.
+        // SAFETY: the whole warp is here (contract).
         let kept_lanes = unsafe { raw::ballot_sync(FULL_MASK, kept) };
+        // Where this lane's element goes, if anywhere.
+        let mut at = None;
         if kept {
-            let slot = kept_before + (kept_lanes & below).count_ones();
-            // SAFETY: slot <= 32 k + lane (no more kept than elements before this one): an
-            // element already read; read after the warp barrier below.
-            unsafe { stage.write_slot(slot as usize, item) };
+            at = Some(warp_base + (kept_before + (kept_lanes & below).count_ones()) as u64);
         }
         kept_before += kept_lanes.count_ones();
         if PARTITION {
@@ -306,27 +305,18 @@ unsafe fn compact_and_write<T: Pod, const ITEMS: usize, const PARTITION: bool>(
             if rejected_lanes & raw::lanemask_eq() != 0 {
                 // No underflow: fewer elements are rejected before this one than lie
                 // before it in the input.
-                let at = len
-                    - 1
-                    - (rejected_outside + (rejected_before + (rejected_lanes & below).count_ones()) as u64);
-                if at < output_len {
-                    // SAFETY: at < output_len; the position of this rejected element, written
-                    // by this lane alone.
-                    unsafe { output.add(at as usize).write(item) };
-                }
+                at = Some(
+                    len - 1
+                        - (rejected_outside
+                            + (rejected_before + (rejected_lanes & below).count_ones()) as u64),
+                );
             }
             rejected_before += rejected_lanes.count_ones();
         }
-    }
-    // SAFETY: the whole warp is here.
-    unsafe { raw::sync_warp(FULL_MASK) };
-    // Kept elements that fit in the output.
-    let writable = output_len.saturating_sub(warp_base).min(warp_kept as u64) as u32;
-    let mut j = thread::lane_id();
-    while j < writable {
-        // SAFETY: written before the barrier; warp_base + j < output_len, this warp's
-        // position.
-        unsafe { output.add((warp_base + j as u64) as usize).write(stage.read_slot(j as usize)) };
-        j += WARP_SIZE;
+        if let Some(at) = at.filter(|&at| at < output_len) {
+            // SAFETY: at < output_len; the position of this element (kept: the count kept
+            // before it; rejected: from the end), written by this lane alone, once.
+            unsafe { output.add(at as usize).write(item) };
+        }
     }
 }

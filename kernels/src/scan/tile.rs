@@ -147,29 +147,6 @@ impl<T: Pod> Stage<T> {
         }
     }
 
-    /// Writes element slot `index` of the warp's staging, as plain scratch (no rotation):
-    /// for compacting a segment.
-    ///
-    /// # Safety
-    /// `index < 32 * ITEMS` of the stage; no other lane accesses the slot until a
-    /// `bar.warp.sync` after this.
-    #[inline(always)]
-    pub unsafe fn write_slot(&self, index: usize, value: T) {
-        // SAFETY: the caller's contract.
-        unsafe { self.elements.write_unchecked(index, value) }
-    }
-
-    /// Reads element slot `index` of the warp's staging, as [`Stage::write_slot`] wrote it.
-    ///
-    /// # Safety
-    /// `index < 32 * ITEMS` of the stage, written before a `bar.warp.sync` that precedes
-    /// this.
-    #[inline(always)]
-    pub unsafe fn read_slot(&self, index: usize) -> T {
-        // SAFETY: the caller's contract.
-        unsafe { self.elements.read_unchecked(index) }
-    }
-
     /// Element `32 * step + lane` of the warp's segment (a *striped* read: the lanes of a
     /// step read 32 consecutive elements, which lie in 32 consecutive banks whatever the
     /// rotation of the vectors, since a run's vectors stay inside the run).

@@ -32,7 +32,7 @@
 //! pub unsafe trait Scan<T: Pod>: Operator<T> + Default { fn kernel() -> ScanKernel; }
 //! pub unsafe trait Selection<T: Pod>: Predicate<T> + Pod { fn kernel() -> SelectKernel; }
 //! pub struct ScanOptions { pub block_threads: u32 }
-//! impl ScanOptions { pub fn scan() -> Self; /* 128 threads */ pub fn select() -> Self; /* 256 */ }
+//! impl ScanOptions { pub fn scan() -> Self; /* 128 threads */ pub fn select() -> Self; /* 128 */ }
 //! impl<T: Pod, O: Scan<T>> Scanner<T, O> {
 //!     pub fn new(device: &Device) -> Result<Self, Error>;
 //!     pub fn with_options(device: &Device, options: ScanOptions) -> Result<Self, Error>;
@@ -133,8 +133,9 @@ const SHARED_WITHOUT_OPT_IN: usize = 48 * 1024;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScanOptions {
     /// Threads per block: a multiple of 32 from 32 to 512 whose tile fits 48 KiB of shared
-    /// memory (a scan's runs are 256 bytes, so at most 160 threads; a selection's at most
-    /// 128 bytes, so at most 352 threads). With the element type it fixes the tile length,
+    /// memory (a scan's runs are 256 bytes, so at most 160 threads; so are a selection's
+    /// for elements of 4 bytes or more, which hold at most 64 elements: 128 bytes of
+    /// `u16`, at most 352 threads). With the element type it fixes the tile length,
     /// and so the order in which floats are combined: results are bit-identical between
     /// runs with the same options.
     pub block_threads: u32,
@@ -147,7 +148,8 @@ impl ScanOptions {
         ScanOptions { block_threads: kernel_scan::BLOCK_THREADS }
     }
 
-    /// What [`Selector::new`] uses: 256 threads per block.
+    /// What [`Selector::new`] uses: 128 threads per block, as a scan (why:
+    /// `warpsafe::scan::select::BLOCK_THREADS`).
     pub fn select() -> ScanOptions {
         ScanOptions { block_threads: kernel_select::BLOCK_THREADS }
     }

@@ -77,7 +77,7 @@ fn segmented_reduce_kernels_read_16_byte_vectors() {
 
 #[test]
 fn tiles_are_staged_with_cp_async_from_sm_80_and_through_registers_on_sm_70() {
-    // A scan's run is 256 bytes, 16 vectors; a selection's 128 bytes, 8 vectors: one
+    // A scan's run is 256 bytes, 16 vectors, and so is a selection's of `f32` or `f64`: one
     // `cp.async` each on sm_80+, or one `ld.global.v4` each on sm_70 (in batches of 8),
     // unrolled, for every place a tile is loaded (`tile::load`'s docs say why).
     let scan_vectors = warpsafe::scan::device::RUN_BYTES / 16;

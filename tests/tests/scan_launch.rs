@@ -329,7 +329,7 @@ unsafe impl Selection<u32> for ByParity {
     }
 }
 
-/// The test crate's predicate over bytes: runs of 32 one-byte elements, 2 vectors each.
+/// The test crate's predicate over bytes: runs of 64 one-byte elements, 4 vectors each.
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(transparent)]
 struct ByByteBelow(ByteBelow);
@@ -386,8 +386,9 @@ fn selections_and_partitions_match_the_sequential_model() {
         let gpu = on_gpu(&device);
         check_select::<f32, _>(&device, LessThan(0.0f32), SMALL_TILES, true);
         check_select::<u32, _>(&device, ByParity(Parity(1)), SMALL_TILES, true);
-        // One-byte elements (the staging rotates their runs' vectors), about half kept and
-        // nearly all kept (the compaction's slots then run just behind the elements read).
+        // One-byte elements (runs of 64, 4 vectors: a step is half a run, whose vectors the
+        // staging rotates within the run; so are those of `f32` and `u32`, 16 vectors),
+        // about half kept and nearly all kept.
         check_select::<u8, _>(&device, ByByteBelow(ByteBelow(128)), SMALL_TILES, true);
         check_select::<u8, _>(&device, ByByteBelow(ByteBelow(255)), SMALL_TILES, true);
         check_select::<i64, _>(&device, GreaterThan(0i64), ScanOptions::select(), gpu);
@@ -453,11 +454,14 @@ fn bad_input_gets_typed_errors_and_nothing_is_written_out_of_bounds() {
         let err = Scanner::<u32, Sum>::with_options(&device, ScanOptions { block_threads: 512 }).unwrap_err();
         assert!(err.to_string().contains("at most 160 threads"), "{err}");
         Scanner::<u32, Sum>::with_options(&device, ScanOptions { block_threads: 160 }).unwrap();
-        // A selection's runs are 128 bytes (at most 32 elements): a larger limit.
+        // A selection's runs of `u32` are 256 bytes too, the same limit; of `u8` 64 bytes (at
+        // most 64 elements), so 512 threads fit.
         let err = Selector::with_options(&device, ByParity(Parity(1)), ScanOptions { block_threads: 512 })
             .unwrap_err();
-        assert!(err.to_string().contains("at most 352 threads"), "{err}");
-        Selector::with_options(&device, ByParity(Parity(1)), ScanOptions { block_threads: 352 }).unwrap();
+        assert!(err.to_string().contains("at most 160 threads"), "{err}");
+        Selector::with_options(&device, ByParity(Parity(1)), ScanOptions { block_threads: 160 }).unwrap();
+        Selector::with_options(&device, ByByteBelow(ByteBelow(128)), ScanOptions { block_threads: 512 })
+            .unwrap();
     }
     // A buffer of another device.
     let (a, b) = (Device::emulator(), Device::emulator());

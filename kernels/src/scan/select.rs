@@ -89,34 +89,43 @@ impl<T: PartialOrd + Copy> Predicate<T> for GreaterThan<T> {
 }
 
 /// The block size the host launches selections with by default (any multiple of 32 up to
-/// 512 whose tile fits 48 KiB of shared memory works).
-pub const BLOCK_THREADS: u32 = 256;
+/// 512 whose tile fits 48 KiB of shared memory works): the scan's,
+/// [`super::device::BLOCK_THREADS`] = 128 threads, with runs of up to
+/// [`super::device::RUN_BYTES`] = 256 bytes ([`run_bytes`]), so a tile of 4-byte or
+/// larger elements is 32 KiB, as a scan's. A selection's block also keeps its tile staged
+/// while warp 0 looks back, so what the scan measured applies: tiles of 32 KiB let 6
+/// blocks share an SM (192 KiB of staging; 6 blocks of 4 warps fit the register file up
+/// to 80 registers a thread) where 256 threads of 128-byte runs let 4 (62 to 64
+/// registers: 4 blocks of 8 warps fill the register file). Not yet measured for
+/// selections on a GPU.
+pub const BLOCK_THREADS: u32 = super::device::BLOCK_THREADS;
 
-/// Bytes of a thread's run in a selection of `T`: 128 (32 `f32`s), but
-/// at most [`MAX_ITEMS`] = 32 elements (so 32 bytes of `u8`, 64 of `u16`). The
-/// scatter holds one element at a time, so a longer run costs no registers, and it
-/// halves the look-backs per byte. (With the blocked compaction, which held the run,
-/// 128-byte runs were slower: 2088 µs at 2^28 `f32`s against 1650 µs with 64 on an H100.)
+/// Bytes of a thread's run in a selection of `T`: the scan's [`super::device::RUN_BYTES`]
+/// = 256 (64 `f32`s, 32 `f64`s), but at most [`MAX_ITEMS`] = 64 elements (so 64 bytes of
+/// `u8`, 128 of `u16`). The scatter holds one element at a time, so a longer run costs no
+/// registers, and it halves the look-backs per byte again. (With the blocked compaction,
+/// which held the run, 128-byte runs were slower: 2088 µs at 2^28 `f32`s against 1650 µs
+/// with 64 on an H100; the striped in-place compaction then ran 128-byte runs, and the
+/// direct scatter 256-byte ones.)
 pub const fn run_bytes<T>() -> usize {
-    /// The most bytes of a run: 128.
-    const RUN_BYTES: usize = 128;
     let most = MAX_ITEMS * size_of::<T>();
-    if most < RUN_BYTES {
+    if most < super::device::RUN_BYTES {
         most
     } else {
-        RUN_BYTES
+        super::device::RUN_BYTES
     }
 }
 
-/// The most elements a thread's run holds: 32, one striped step's worth. The in-place
-/// compaction that came before the direct scatter needed that: it wrote the slots below
-/// `32 k + 32` after step `k` and read later steps from above, so a step had to be whole
-/// runs (with 64 elements of `u8` per run a step was half a run, whose rotated vectors
-/// could sit in the other half: with nearly every element kept, a later step's elements
-/// were overwritten, which the emulator reported as a data race). The direct scatter only
-/// reads the staging, so now only the kept mask (a `u64`, one bit per step) bounds it, at
-/// 64.
-pub const MAX_ITEMS: usize = WARP_SIZE as usize;
+/// The most elements a thread's run may hold: 64, the bits of the kept mask (a `u64`, one
+/// bit per striped step). Step `k` is elements `32 k .. 32 k + 32` of the segment: with
+/// 64 elements per run that is half of run `k / 2`, whose vectors the staging rotates
+/// within the run ([`Stage::read_striped`] finds each element wherever its vector sits).
+/// The direct scatter only reads the staging, so a step need not be whole runs. (The
+/// in-place compaction that came before needed it, and so at most 32 elements: it wrote
+/// the slots below `32 k + 32` after step `k` and read later steps from above, and with 64
+/// elements of `u8` per run a later step's rotated vectors could sit below that line and
+/// be overwritten, which the emulator reported as a data race.)
+pub const MAX_ITEMS: usize = u64::BITS as usize;
 
 /// Elements each thread of a selection of `T` holds.
 pub const fn items_per_thread<T>() -> usize {
@@ -165,6 +174,8 @@ pub unsafe fn select<T: Pod, P: Predicate<T>, S: TileStatus<u64>, const ITEMS: u
     form: u32,
     predicate: P,
 ) {
+    // The kept mask has a bit per step.
+    const { assert!(ITEMS <= MAX_ITEMS) };
     let (ticket, scratch) = lookback::scratch::<u64>();
     let stage = Stage::<T>::of_warp::<ITEMS>(lookback::prefix_bytes::<u64>());
     let tile_len = thread::block_threads() as u64 * ITEMS as u64;

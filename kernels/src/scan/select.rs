@@ -11,21 +11,26 @@
 //! in the earlier steps (warp-uniform) plus the kept lanes below it (`popc` of the ballot
 //! under `%lanemask_lt`): consecutive kept lanes write consecutive addresses, so a step's
 //! stores cover one contiguous stretch of the output, and every count inside a segment is
-//! 32-bit. Each kept element is stored once, from the register the step read it into (a
-//! *direct scatter*); the staging is only read after [`tile::load`] has filled it, so the
-//! steps need no warp barrier between them. (Before, the warp compacted its kept elements
-//! in place at the front of its staging, a step and a warp barrier at a time, and copied
-//! the compacted segment out in a second loop; and before that, lane by lane over a run
-//! held in an array, which kept the array in local memory: 64 bytes stored and reloaded
-//! per thread, 41 % of the copy ceiling on an H100.)
+//! 32-bit (a position is a 32-bit offset from the warp's base, checked against the room
+//! left in the output). Each kept element is stored once, from the register the step read
+//! it into (a *direct scatter*); the staging is only read after [`tile::load`] has filled
+//! it, so the steps need no warp barrier between them. The steps are unrolled by hand
+//! (`for_each_step`), so that each step's index is a constant: a step reads the staging at
+//! a constant offset from the lane's `xor` with a constant, and its bit of a mask is a
+//! constant (LLVM had left the 64 steps a loop, most of whose instructions were 64-bit
+//! index arithmetic). (Before, the warp compacted its kept elements in place at the front
+//! of its staging, a step and a warp barrier at a time, and copied the compacted segment
+//! out in a second loop; and before that, lane by lane over a run held in an array, which
+//! kept the array in local memory: 64 bytes stored and reloaded per thread, 41 % of the
+//! copy ceiling on an H100.)
 //!
 //! - *Select*: the kept elements, in input order, at `output[0..count]`.
 //! - *Partition*: the kept elements as for select, and the others at the end of `output`
 //!   in *reverse* input order (the first rejected element at `output[len - 1]`), so the
 //!   whole output is a permutation of the input written in one pass without knowing the
 //!   count in advance (the arrangement CUB's `DevicePartition::If` uses). The rejected
-//!   elements are scattered like the kept ones: consecutive rejected lanes of a step to
-//!   consecutive positions downwards.
+//!   elements are scattered like the kept ones (by a second ballot a step): consecutive
+//!   rejected lanes of a step to consecutive positions downwards.
 //!
 //! An element is kept when a [`Predicate`] holds for it, or (the *flagged* form) when its
 //! byte in a separate flags buffer is non-zero. The count is written to `selected[0]` by
@@ -230,12 +235,64 @@ pub unsafe fn select<T: Pod, P: Predicate<T>, S: TileStatus<u64>, const ITEMS: u
     }
 }
 
+/// How many steps [`for_each_step`] writes out one after the other: all of a run's (at
+/// most [`MAX_ITEMS`] = 64), so that every step index is a constant. (With 16, a loop of
+/// 16 steps a turn: a third of the code, but 19 instructions a step of a selection's
+/// scatter instead of 13, and 64 registers instead of 72, in ptxas's sm_90 code for
+/// `f32`; not measured on a GPU.)
+const STEP_GROUP: usize = 64;
+
+/// Calls `step(k)` for each step `k` in `0..ITEMS`, in order, unrolled by hand: in groups
+/// of [`STEP_GROUP`] calls written out one after the other, so that `k` is a constant plus
+/// the group's start (a constant in all, with `ITEMS <= STEP_GROUP`) and what a step
+/// computes from it folds: the place of a striped read ([`Stage::read_striped`]: one `xor`
+/// of the lane with a constant, at a constant offset), the bit of a step in a mask. (LLVM
+/// does not unroll a plain loop over 64 steps whole: it ran as a loop of two steps a turn,
+/// and in ptxas's sm_90 code for `f32` a step of a selection's scatter took 46
+/// instructions, most of them 64-bit index arithmetic; unrolled, 13.)
+#[inline(always)]
+fn for_each_step<const ITEMS: usize>(mut step: impl FnMut(usize)) {
+    const { assert!(STEP_GROUP <= 64, "the groups below write out at most 64 calls") };
+    // step(base + j) for each j < count, each j a literal.
+    macro_rules! group {
+        ($base:expr, $count:expr; $($j:literal)*) => {{
+            let (base, count): (usize, usize) = ($base, $count);
+            $(if $j < count { step(base + $j) })*
+        }};
+    }
+    for g in 0..ITEMS / STEP_GROUP {
+        group!(g * STEP_GROUP, STEP_GROUP;
+            0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60
+            61 62 63);
+    }
+    group!(ITEMS / STEP_GROUP * STEP_GROUP, ITEMS % STEP_GROUP;
+        0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+        32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60
+        61 62 63);
+}
+
+/// The steps whose element of lane `lane` lies inside the input: bit `k` set when element
+/// `32 k + lane` of the segment is below `in_segment` (its elements inside the input, at
+/// most `32 * MAX_ITEMS`).
+#[inline(always)]
+fn inside_mask(in_segment: u32, lane: u32) -> u64 {
+    // 32 k + lane < in_segment exactly for k < ceil((in_segment - lane) / 32).
+    let steps = in_segment.saturating_sub(lane).div_ceil(WARP_SIZE);
+    if steps >= u64::BITS {
+        u64::MAX
+    } else {
+        (1u64 << steps) - 1
+    }
+}
+
 /// The calling lane's kept mask: bit `k` is `kept(e, k)` for element `e = 32 k + lane` of
 /// the warp's segment when `e < in_segment` (inside the input), 0 past it. `kept` is asked
-/// at every step, with `e` clamped to the last element inside (the answer then masked
-/// off), so the steps have no branch between them and their loads (of flags) are issued
-/// together, also in the segment that ends inside the input (with a branch per step, its
-/// flag loads waited for each other: 13.6 µs for 2^10 flagged `f32`s on an H100).
+/// at every step ([`for_each_step`]), with `e` clamped to the last element inside (the
+/// answer then masked off, by [`inside_mask`] once at the end), so the steps have no branch
+/// between them and their loads (of flags) are issued together, also in the segment that
+/// ends inside the input (with a branch per step, its flag loads waited for each other:
+/// 13.6 µs for 2^10 flagged `f32`s on an H100).
 #[inline(always)]
 fn kept_mask<const ITEMS: usize>(in_segment: u32, mut kept: impl FnMut(u32, usize) -> bool) -> u64 {
     let Some(last) = in_segment.checked_sub(1) else {
@@ -243,33 +300,51 @@ fn kept_mask<const ITEMS: usize>(in_segment: u32, mut kept: impl FnMut(u32, usiz
     };
     let lane = thread::lane_id();
     let mut mask = 0u64;
-    for k in 0..ITEMS {
+    for_each_step::<ITEMS>(|k| {
         let e = k as u32 * WARP_SIZE + lane;
-        mask |= ((kept(e.min(last), k) & (e <= last)) as u64) << k;
-    }
-    mask
+        mask |= (kept(e.min(last), k) as u64) << k;
+    });
+    mask & inside_mask(in_segment, lane)
+}
+
+/// Bit `k` of `mask`, tested in the 32-bit half that holds it (with a constant `k`, one
+/// `and` with a constant).
+#[inline(always)]
+fn step_bit(mask: u64, k: usize) -> bool {
+    let half = if k < 32 { mask as u32 } else { (mask >> 32) as u32 };
+    half >> (k % 32) & 1 == 1
+}
+
+/// Of the positions `base + r` of `output[..output_len]`, how many (up to `u32::MAX`)
+/// exist: `r < room(output_len, base)` exactly when `base + r < output_len` (for the
+/// 32-bit `r` of a segment, below `32 * MAX_ITEMS`).
+#[inline(always)]
+fn room(output_len: u64, base: u64) -> u32 {
+    output_len.saturating_sub(base).min(u32::MAX as u64) as u32
 }
 
 /// Writes a warp's kept elements (and, for a partition, its rejected ones) straight from
-/// its staged segment to the output (module docs). Step by step, the warp reads 32
-/// consecutive elements of its segment ([`Stage::read_striped`]), ranks the kept ones by
-/// one ballot and stores each at `output[warp_base + kept_before + popc(kept_lanes &
-/// lanemask_lt)]`: consecutive kept lanes to consecutive positions. A partition's
-/// rejected elements go the same way, consecutive lanes to consecutive positions
-/// downwards from `len - 1 - rejected_before`. Writes at or past `output_len` are
-/// dropped.
+/// its staged segment to the output (module docs). Step by step ([`for_each_step`]:
+/// unrolled, each step index a constant), the warp reads 32 consecutive elements of its
+/// segment ([`Stage::read_striped`]), ranks the kept ones by one ballot and stores each
+/// at `output[warp_base + kept_before + popc(kept_lanes & lanemask_lt)]`: consecutive
+/// kept lanes to consecutive positions. A partition's rejected elements go the same way
+/// (a second ballot), consecutive lanes to consecutive positions downwards from `len - 1 -
+/// rejected_before`. Inside the segment positions are 32-bit offsets from a base
+/// pointer, compared with the room left in the output ([`room`]): writes at or past
+/// `output_len` are dropped.
 ///
-/// `keep` marks the lane's kept elements (bit `k`: element `32 k + lane`), `rank` is the
-/// count of kept elements before the lane's (lane 0's: before the warp's segment);
-/// `in_segment` is the count of the segment's elements inside the input. `PARTITION`: also
-/// write the rejected ones (a compile-time choice, so that a selection's steps carry no
-/// test of it).
+/// `keep` marks the lane's kept elements (bit `k`: element `32 k + lane`; none at or past
+/// `in_segment`), `rank` is the count of kept elements before the lane's (lane 0's: before
+/// the warp's segment); `in_segment` is the count of the segment's elements inside the
+/// input. `PARTITION`: also write the rejected ones (a compile-time choice, so that a
+/// selection's steps carry no test of it).
 ///
 /// No warp barrier between the steps: the staging is only read here (its writes, by
 /// [`tile::load`], are ordered before every read by the barrier `load` ends with), each
 /// output position is written by one lane once, and no lane reads the output. The block
 /// does not reuse the staging after this (the kernel ends), so none is needed after the
-/// loop either; a caller that reused it would need a `bar.warp.sync` first.
+/// steps either; a caller that reused it would need a `bar.warp.sync` first.
 ///
 /// # Safety
 /// Called by every lane of a full warp after the look-back, on the warp's staging that
@@ -288,46 +363,58 @@ unsafe fn scatter<T: Pod, const ITEMS: usize, const PARTITION: bool>(
     output: *mut T,
     output_len: u64,
 ) {
+    // A segment wholly past the input writes nothing (warp-uniform: every lane leaves).
+    let Some(last) = in_segment.checked_sub(1) else {
+        return;
+    };
     // SAFETY: the whole warp is here (contract: full-warp shuffles).
     let warp_base = unsafe { raw::shfl_idx_sync(FULL_MASK, rank, 0, WARP_SIZE) };
-    // The rejected elements before the segment: a partition writes the segment's after them,
-    // from the end of the output.
-    let rejected_outside = segment - warp_base;
     let below = raw::lanemask_lt();
+    // The segment's kept elements: the r-th at output[warp_base + r].
+    let kept_out = output.wrapping_add(warp_base as usize);
+    let kept_room = room(output_len, warp_base);
+    // A partition's rejected ones, the q-th (in input order) at output[len - 1 -
+    // rejected_outside - q] = output[low + last - q], for rejected_outside those before the
+    // segment (segment - warp_base); low = len - rejected_outside - in_segment is at least
+    // warp_base (in_segment <= len - segment), so no underflow.
+    let low = len - in_segment as u64 - (segment - warp_base);
+    let rejected_out = output.wrapping_add(low as usize);
+    let rejected_room = room(output_len, low);
+    let reject = if PARTITION { inside_mask(in_segment, thread::lane_id()) & !keep } else { 0 };
     let (mut kept_before, mut rejected_before) = (0u32, 0u32);
-    for k in 0..ITEMS {
+    for_each_step::<ITEMS>(|k| {
         // SAFETY: k < ITEMS; staged by `load`, whose warp barrier precedes this, and not
         // written since.
         let item = unsafe { stage.read_striped::<ITEMS>(k) };
-        let kept = keep >> k & 1 == 1;
+        let kept = step_bit(keep, k);
         // SAFETY: the whole warp is here (contract).
         let kept_lanes = unsafe { raw::ballot_sync(FULL_MASK, kept) };
-        // Where this lane's element goes, if anywhere.
-        let mut at = None;
-        if kept {
-            at = Some(warp_base + (kept_before + (kept_lanes & below).count_ones()) as u64);
-        }
+        // The lane's place among the segment's kept elements (used if kept).
+        let r = kept_before + (kept_lanes & below).count_ones();
         kept_before += kept_lanes.count_ones();
+        // Where the lane's element goes, and whether it is written there: worked out with
+        // no branch, so that the step ends in one predicated store and the ballots of the
+        // steps follow each other in converged code.
+        let (mut at, mut write) = (kept_out.wrapping_add(r as usize), kept & (r < kept_room));
         if PARTITION {
-            // Lanes of this step inside the input (warp-uniform).
-            let valid = in_segment.saturating_sub(k as u32 * WARP_SIZE);
-            let valid_lanes = if valid >= WARP_SIZE { FULL_MASK } else { (1u32 << valid) - 1 };
-            let rejected_lanes = valid_lanes & !kept_lanes;
-            if rejected_lanes & raw::lanemask_eq() != 0 {
-                // No underflow: fewer elements are rejected before this one than lie
-                // before it in the input.
-                at = Some(
-                    len - 1
-                        - (rejected_outside
-                            + (rejected_before + (rejected_lanes & below).count_ones()) as u64),
-                );
-            }
+            let rejected = step_bit(reject, k);
+            // SAFETY: as above.
+            let rejected_lanes = unsafe { raw::ballot_sync(FULL_MASK, rejected) };
+            // The lane's place among the segment's rejected elements counted from the
+            // last (used if rejected; it wraps only in a lane that is not: fewer than
+            // in_segment elements of the segment are rejected before a rejected one).
+            let d = last.wrapping_sub(rejected_before + (rejected_lanes & below).count_ones());
             rejected_before += rejected_lanes.count_ones();
+            if rejected {
+                (at, write) = (rejected_out.wrapping_add(d as usize), d < rejected_room);
+            }
         }
-        if let Some(at) = at.filter(|&at| at < output_len) {
-            // SAFETY: at < output_len; the position of this element (kept: the count kept
-            // before it; rejected: from the end), written by this lane alone, once.
-            unsafe { output.add(at as usize).write(item) };
+        if write {
+            // SAFETY: `at` is output + warp_base + r with warp_base + r < output_len (kept),
+            // or output + low + d with low + d < output_len (rejected), so inside `output`
+            // (reached by wrapping arithmetic, a valid pointer in bounds); the position of
+            // this element, written by this lane alone, once.
+            unsafe { at.write(item) };
         }
-    }
+    });
 }

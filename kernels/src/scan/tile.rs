@@ -74,12 +74,14 @@ pub const fn staging_bytes<T>(run_bytes: usize, threads: u32) -> usize {
 }
 
 /// Whether runs of `ITEMS` elements of `T` move as 16-byte vectors: `T`'s size divides
-/// 16 and a run is a whole number of vectors, at most [`MAX_VECTORS_PER_RUN`].
+/// 16 and a run is a whole number of vectors, a power of two of them (the rotation of
+/// [`vector_slot`] permutes a run's vectors only then), at most [`MAX_VECTORS_PER_RUN`].
 const fn moves_as_vectors<T, const ITEMS: usize>() -> bool {
     let size = size_of::<T>();
     size > 0
         && VECTOR_BYTES.is_multiple_of(size)
         && (ITEMS * size).is_multiple_of(VECTOR_BYTES)
+        && (ITEMS * size / VECTOR_BYTES).is_power_of_two()
         && ITEMS * size <= MAX_VECTORS_PER_RUN * VECTOR_BYTES
 }
 
@@ -119,8 +121,15 @@ impl Vector {
 /// `k`-th vectors hit 8 different groups of four banks.
 #[inline(always)]
 fn vector_slot(vectors: usize, lane: u32, k: usize) -> usize {
+    lane as usize * vectors + (k ^ rotation(vectors, lane as usize))
+}
+
+/// The rotation of run `run`'s `vectors` vectors ([`vector_slot`]): vector `k` of the run
+/// sits at `k ^ rotation` of it (`vectors` a power of two, so this permutes the run).
+#[inline(always)]
+fn rotation(vectors: usize, run: usize) -> usize {
     let lanes_per_row = if vectors >= 8 { 1 } else { 8 / vectors };
-    lane as usize * vectors + (k ^ ((lane as usize / lanes_per_row) % vectors))
+    (run / lanes_per_row) % vectors
 }
 
 /// The calling warp's staging region: its segment of the tile, in shared memory.
@@ -151,23 +160,38 @@ impl<T: Pod> Stage<T> {
     /// step read 32 consecutive elements, which lie in 32 consecutive banks whatever the
     /// rotation of the vectors, since a run's vectors stay inside the run).
     ///
+    /// The index arithmetic is 32-bit (an index inside a segment is below `32 * ITEMS`,
+    /// which the staging in shared memory bounds), and with a constant `step` (an unrolled
+    /// loop) all of it but one `xor` with the lane folds into constants: the element sits
+    /// at `run * ITEMS + (within ^ rotation * per_vector)` of the staging, for `run` and
+    /// `within` the element's run and place in it, since runs and vectors hold powers of
+    /// two of elements (a run moves as vectors only then).
+    ///
     /// # Safety
     /// `step < ITEMS`; the segment was staged by [`load`] (or written by the warp's lanes)
     /// before a `bar.warp.sync` that precedes this, and not rewritten since.
     #[inline(always)]
     pub unsafe fn read_striped<const ITEMS: usize>(&self, step: usize) -> T {
-        let e = step * WARP_SIZE as usize + thread::lane_id() as usize;
+        // Below 32 * ITEMS (contract: step < ITEMS), the staging's length.
+        let e = step as u32 * WARP_SIZE + thread::lane_id();
         let vectors = vectors_per_run::<T, ITEMS>();
-        let index = if vectors > 0 {
-            let per_vector = VECTOR_BYTES / size_of::<T>();
-            let within = e % ITEMS;
-            vector_slot(vectors, (e / ITEMS) as u32, within / per_vector) * per_vector + within % per_vector
+        // (The run's first element, the place in the run.)
+        let (first, within) = if vectors > 0 {
+            let per_vector = (VECTOR_BYTES / size_of::<T>()) as u32;
+            let (run, within) = (e / ITEMS as u32, e % ITEMS as u32);
+            // Vector `within / per_vector` of the run is at `(within / per_vector) ^
+            // rotation`; both powers of two, so that is `within ^ rotation * per_vector`
+            // in elements, the element's place in its vector kept.
+            let rotation = rotation(vectors, run as usize) as u32;
+            (run * ITEMS as u32, within ^ (rotation * per_vector))
         } else {
-            e
+            (0, e)
         };
-        // SAFETY: index < 32 * ITEMS (the slot of element e of the segment); ordered after
-        // its writer by the caller's warp barrier.
-        unsafe { self.elements.read_unchecked(index) }
+        // SAFETY: first + within < 32 * ITEMS, the slot of element e of the segment (the
+        // rotation permutes the run's vectors); ordered after its writer by the caller's
+        // warp barrier. (Two additions, so that a constant `first` folds into the
+        // address.)
+        unsafe { self.elements.read_unchecked(first as usize + within as usize) }
     }
 
     /// Passes the calling lane's run, in order, to `visit`, one 16-byte vector at a time

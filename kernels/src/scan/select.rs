@@ -101,8 +101,11 @@ impl<T: PartialOrd + Copy> Predicate<T> for GreaterThan<T> {
 /// while warp 0 looks back, so what the scan measured applies: tiles of 32 KiB let 6
 /// blocks share an SM (192 KiB of staging; 6 blocks of 4 warps fit the register file up
 /// to 80 registers a thread) where 256 threads of 128-byte runs let 4 (62 to 64
-/// registers: 4 blocks of 8 warps fill the register file). Not yet measured for
-/// selections on a GPU.
+/// registers: 4 blocks of 8 warps fill the register file). Measured on an H100
+/// (2026-11-27, select-if at 2^28, direct scatter, before the steps were unrolled):
+/// `f32` 867-869 us against 895 with 256 threads of 128-byte runs, `f64` 1433-1436
+/// against 1675-1677; smaller inputs lose (2^16 `f32` 11.4 us against 7.4: fewer, longer
+/// tiles), which the unrolled steps ([`for_each_step`]) took back (7.0-7.2 us).
 pub const BLOCK_THREADS: u32 = super::device::BLOCK_THREADS;
 
 /// Bytes of a thread's run in a selection of `T`: the scan's [`super::device::RUN_BYTES`]
@@ -239,7 +242,8 @@ pub unsafe fn select<T: Pod, P: Predicate<T>, S: TileStatus<u64>, const ITEMS: u
 /// most [`MAX_ITEMS`] = 64), so that every step index is a constant. (With 16, a loop of
 /// 16 steps a turn: a third of the code, but 19 instructions a step of a selection's
 /// scatter instead of 13, and 64 registers instead of 72, in ptxas's sm_90 code for
-/// `f32`; not measured on a GPU.)
+/// `f32`; slower on an H100, 2026-11-27: select-if `f32` at 2^28 774-775 us against
+/// 726, 2^16 7.8-7.9 against 7.0-7.2.)
 const STEP_GROUP: usize = 64;
 
 /// Calls `step(k)` for each step `k` in `0..ITEMS`, in order, unrolled by hand: in groups
@@ -249,7 +253,9 @@ const STEP_GROUP: usize = 64;
 /// of the lane with a constant, at a constant offset), the bit of a step in a mask. (LLVM
 /// does not unroll a plain loop over 64 steps whole: it ran as a loop of two steps a turn,
 /// and in ptxas's sm_90 code for `f32` a step of a selection's scatter took 46
-/// instructions, most of them 64-bit index arithmetic; unrolled, 13.)
+/// instructions, most of them 64-bit index arithmetic; unrolled, 13. On an H100,
+/// 2026-11-27, select-if at 2^28: `f32` 726 us against 868, `f64` 1345 against 1436;
+/// flagged `f32` 804 against 925.)
 #[inline(always)]
 fn for_each_step<const ITEMS: usize>(mut step: impl FnMut(usize)) {
     const { assert!(STEP_GROUP <= 64, "the groups below write out at most 64 calls") };

@@ -105,7 +105,7 @@ impl<T: PartialOrd + Copy> Predicate<T> for GreaterThan<T> {
 /// (2026-11-27, select-if at 2^28, direct scatter, before the steps were unrolled):
 /// `f32` 867-869 us against 895 with 256 threads of 128-byte runs, `f64` 1433-1436
 /// against 1675-1677; smaller inputs lose (2^16 `f32` 11.4 us against 7.4: fewer, longer
-/// tiles), which the unrolled steps ([`for_each_step`]) took back (7.0-7.2 us).
+/// tiles), which the unrolled steps (`for_each_step`) took back (7.0-7.2 us).
 pub const BLOCK_THREADS: u32 = super::device::BLOCK_THREADS;
 
 /// Bytes of a thread's run in a selection of `T`: the scan's [`super::device::RUN_BYTES`]

@@ -18,7 +18,9 @@
 //!    that the nested cargo never waits on the outer one's lock). On this target every
 //!    object file inside an rlib is LLVM bitcode.
 //! 2. `llvm-link` of the bitcode of every nvptx rlib (the kernel crate, its dependencies,
-//!    `core`, `compiler_builtins`).
+//!    `core`, `compiler_builtins`) and of a small IR module of the builder's own that
+//!    places the dynamic shared-memory window in the `.shared` address space
+//!    (`SHARED_WINDOW_IR`: what Rust cannot say).
 //! 3. `opt`: internalize every symbol except the kernel entry points (functions with the
 //!    `ptx_kernel` calling convention, that is `extern "ptx-kernel"`), then `-O3`, which
 //!    drops everything the kernels do not reach.
@@ -900,6 +902,28 @@ impl LinkCache {
     }
 }
 
+/// The IR module linked beside the kernel crate's bitcode (step 2): it defines the
+/// function that warpsafe's `dynamic_shared` calls for the start of the block's dynamic
+/// shared-memory window, as the `addrspacecast` of a `.shared` array to a generic
+/// pointer. Rust has no address spaces, and a `cvta.shared` inside `asm!` hides where
+/// the pointer points, so every access through it stayed a generic `ld`/`st` (SASS
+/// `LD.E`/`ST.E`, which go through the generic-address check); with the cast in the IR,
+/// LLVM's address-space inference (part of `llc`'s NVPTX pipeline) sees that every
+/// pointer derived from the window is a shared one and emits `ld.shared`/`st.shared`.
+/// Written by hand in IR because no Rust construct produces an `addrspace(3)` global.
+/// The data layout is left out: the linker takes the kernel crate's.
+const SHARED_WINDOW_IR: &str = "\
+target triple = \"nvptx64-nvidia-cuda\"
+
+@warpsafe_dynamic_shared = external addrspace(3) global [0 x i8], align 16
+
+define ptr @warpsafe_dynamic_shared_window() #0 {
+  ret ptr addrspacecast (ptr addrspace(3) @warpsafe_dynamic_shared to ptr)
+}
+
+attributes #0 = { alwaysinline nounwind memory(none) speculatable willreturn }
+";
+
 /// Steps 2-4: bitcode out of the rlibs, link, internalize and optimise, emit PTX.
 fn link_to_ptx(
     tools: &Toolchain,
@@ -916,6 +940,10 @@ fn link_to_ptx(
     for rlib in rlibs {
         inputs.extend(extract_bitcode(rlib, &bitcode_dir)?);
     }
+
+    let shared_window = work.join("shared_window.ll");
+    fs::write(&shared_window, SHARED_WINDOW_IR).map_err(io_err("writing", &shared_window))?;
+    inputs.push(shared_window);
 
     let linked = work.join("linked.bc");
     let mut args: Vec<&std::ffi::OsStr> = vec!["-o".as_ref(), linked.as_os_str()];

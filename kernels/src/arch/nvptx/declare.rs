@@ -83,27 +83,30 @@ macro_rules! __warpsafe_shared_storage {
     };
 }
 
-// The dynamic shared-memory window: its size is the `shared_mem_bytes` of the launch.
-core::arch::global_asm!(".extern .shared .align 16 .b8 warpsafe_dynamic_shared[];");
+// SAFETY: warpsafe-build links an IR module that defines this function with exactly this
+// signature (no arguments, one generic pointer returned); it reads and writes no memory.
+unsafe extern "C" {
+    /// The generic address of the block's dynamic shared-memory window (PTX
+    /// `.extern .shared .align 16 .b8 warpsafe_dynamic_shared[]`). Defined in IR by the
+    /// builder's link step, as an `addrspacecast` that LLVM can see through, so loads and
+    /// stores through the window become `ld.shared`/`st.shared` rather than generic ones.
+    safe fn warpsafe_dynamic_shared_window() -> *mut u8;
+}
 
 /// The start of this block's dynamic shared memory (16-byte aligned) and its size in
 /// bytes (`%dynamic_smem_size`, the launch's `shared_mem_bytes`).
 #[inline(always)]
 pub fn dynamic_shared() -> (*mut u8, usize) {
-    let base: *mut u8;
     let bytes: u32;
-    // SAFETY: takes the window's generic address and reads a special register; reads
-    // and writes no memory.
+    // SAFETY: reads a special register; reads and writes no memory.
     unsafe {
         core::arch::asm!(
-            "cvta.shared.u64 {base}, warpsafe_dynamic_shared;",
             "mov.u32 {bytes}, %dynamic_smem_size;",
-            base = out(reg64) base,
             bytes = out(reg32) bytes,
             options(pure, nomem, nostack),
         );
     }
-    (base, bytes as usize)
+    (warpsafe_dynamic_shared_window(), bytes as usize)
 }
 
 /// Reads element `*ptr` of a shared array: a plain load on the GPU (the emulator tracks

@@ -160,7 +160,10 @@ fn kernels_reach_dynamic_shared_memory_with_shared_loads_and_stores() {
     }
     // The check finds what it looks for.
     let planted = "\tld.shared.b32 \t%r1, [%rd1];\n\tld.b32 \t%r2, [%rd2];\n\tst.relaxed.gpu.b32 \t[%rd3], %r2;\n\tst.v4.f32 \t[%rd4], {%f1, %f2, %f3, %f4};";
-    assert_eq!(generic_plain_accesses(planted), ["ld.b32 \t%r2, [%rd2];", "st.v4.f32 \t[%rd4], {%f1, %f2, %f3, %f4};"]);
+    assert_eq!(
+        generic_plain_accesses(planted),
+        ["ld.b32 \t%r2, [%rd2];", "st.v4.f32 \t[%rd4], {%f1, %f2, %f3, %f4};"]
+    );
 }
 
 #[test]

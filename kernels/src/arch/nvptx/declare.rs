@@ -8,6 +8,9 @@
 //! followed by a hash of the declaration's module path, source position and type, so two declarations never
 //! collide when the builder links several crates into one module. Like CUDA's
 //! `static __shared__`, every block gets its own copy, shared by all calls in the block.
+//! (Such an address hides the state space from LLVM, so accesses to a static array are
+//! generic `ld`/`st`; the dynamic window's address comes from an IR module the builder
+//! links in instead, so accesses through it are `ld.shared`/`st.shared`.)
 
 /// Expands a kernel declaration to a PTX entry point: `#[no_mangle]` keeps the Rust
 /// name as the PTX name the host looks up, and `extern "ptx-kernel"` makes it a

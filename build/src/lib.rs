@@ -18,9 +18,10 @@
 //!    that the nested cargo never waits on the outer one's lock). On this target every
 //!    object file inside an rlib is LLVM bitcode.
 //! 2. `llvm-link` of the bitcode of every nvptx rlib (the kernel crate, its dependencies,
-//!    `core`, `compiler_builtins`) and of a small IR module of the builder's own that
-//!    places the dynamic shared-memory window in the `.shared` address space
-//!    (`SHARED_WINDOW_IR`: what Rust cannot say).
+//!    `core`, `compiler_builtins`), then of a small IR module of the builder's own that
+//!    places the block's shared memory (the dynamic window and every `shared!` array the
+//!    crates declare) in the `.shared` address space (`shared_memory_ir`: what Rust cannot
+//!    say).
 //! 3. `opt`: internalize every symbol except the kernel entry points (functions with the
 //!    `ptx_kernel` calling convention, that is `extern "ptx-kernel"`), then `-O3`, which
 //!    drops everything the kernels do not reach.
@@ -902,27 +903,95 @@ impl LinkCache {
     }
 }
 
-/// The IR module linked beside the kernel crate's bitcode (step 2): it defines the
-/// function that warpsafe's `dynamic_shared` calls for the start of the block's dynamic
-/// shared-memory window, as the `addrspacecast` of a `.shared` array to a generic
-/// pointer. Rust has no address spaces, and a `cvta.shared` inside `asm!` hides where
-/// the pointer points, so every access through it stayed a generic `ld`/`st` (SASS
-/// `LD.E`/`ST.E`, which go through the generic-address check); with the cast in the IR,
-/// LLVM's address-space inference (part of `llc`'s NVPTX pipeline) sees that every
-/// pointer derived from the window is a shared one and emits `ld.shared`/`st.shared`.
-/// Written by hand in IR because no Rust construct produces an `addrspace(3)` global.
-/// The data layout is left out: the linker takes the kernel crate's.
-const SHARED_WINDOW_IR: &str = "\
-target triple = \"nvptx64-nvidia-cuda\"
+/// The start of the module-level PTX comment by which warpsafe's `shared!` macro declares
+/// a static shared array: `// warpsafe-shared-array ID BYTES ALIGN` (in decimal).
+const SHARED_ARRAY_MARKER: &str = "// warpsafe-shared-array ";
 
-@warpsafe_dynamic_shared = external addrspace(3) global [0 x i8], align 16
-
-define ptr @warpsafe_dynamic_shared_window() #0 {
-  ret ptr addrspacecast (ptr addrspace(3) @warpsafe_dynamic_shared to ptr)
+/// One static shared array that a linked crate declares (see [`SHARED_ARRAY_MARKER`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct SharedArray {
+    id: u64,
+    bytes: u64,
+    align: u64,
 }
 
-attributes #0 = { alwaysinline nounwind memory(none) speculatable willreturn }
-";
+/// The static shared arrays that the `module asm` lines of disassembled IR declare.
+fn shared_arrays(ir: &str) -> Vec<SharedArray> {
+    let mut arrays: Vec<SharedArray> = ir
+        .lines()
+        .filter_map(|line| line.strip_prefix("module asm \"")?.strip_suffix('"'))
+        .filter_map(|asm| {
+            let mut fields = asm.strip_prefix(SHARED_ARRAY_MARKER)?.split(' ').map(str::parse::<u64>);
+            match (fields.next(), fields.next(), fields.next(), fields.next()) {
+                (Some(Ok(id)), Some(Ok(bytes)), Some(Ok(align)), None) => {
+                    Some(SharedArray { id, bytes, align })
+                }
+                _ => None,
+            }
+        })
+        .collect();
+    arrays.sort();
+    arrays.dedup();
+    arrays
+}
+
+/// The IR module linked into the kernel crate's bitcode after step 2: the block's shared
+/// memory as `addrspace(3)` globals, and the two functions through which warpsafe's kernel
+/// crate takes their addresses, each an `addrspacecast` to a generic pointer.
+///
+/// Rust has no address spaces: a `cvta.shared` inside `asm!` (what warpsafe used before)
+/// hides where the pointer points, so every access through it stayed a generic `ld`/`st`
+/// (SASS `LD.E`/`ST.E`, through the generic-address check). With the cast in the IR,
+/// LLVM's address-space inference (part of `llc`'s NVPTX pipeline) sees that every pointer
+/// derived from shared memory is a shared one and emits `ld.shared`/`st.shared`.
+///
+/// - `warpsafe_dynamic_shared_window()`: the dynamic window (`.extern .shared` of no
+///   size; its size is the launch's).
+/// - `warpsafe_static_shared(id)`: the array that the `shared!` declaration with PTX id
+///   `id` placed, one `.shared` global per declaration found in `arrays`, named
+///   `warpsafe_shared_<id>` as the PTX names it. Called with a constant id, it folds to
+///   one cast once inlined; an id that no declaration made traps.
+///
+/// Written here by hand because no Rust construct produces an `addrspace(3)` global. The
+/// data layout is left out: the linker takes the kernel crate's.
+fn shared_memory_ir(arrays: &[SharedArray]) -> String {
+    use std::fmt::Write;
+    let mut ir = String::from(
+        "target triple = \"nvptx64-nvidia-cuda\"\n\n\
+         @warpsafe_dynamic_shared = external addrspace(3) global [0 x i8], align 16\n",
+    );
+    for a in arrays {
+        let _ = writeln!(
+            ir,
+            "@warpsafe_shared_{} = internal addrspace(3) global [{} x i8] undef, align {}",
+            a.id, a.bytes, a.align
+        );
+    }
+    ir.push_str(
+        "\ndefine ptr @warpsafe_dynamic_shared_window() #0 {\n\
+         \x20 ret ptr addrspacecast (ptr addrspace(3) @warpsafe_dynamic_shared to ptr)\n}\n\n\
+         define ptr @warpsafe_static_shared(i64 %id) #1 {\n\
+         \x20 switch i64 %id, label %unknown [\n",
+    );
+    for a in arrays {
+        let _ = writeln!(ir, "    i64 {0}, label %array_{0}", a.id);
+    }
+    ir.push_str("  ]\n");
+    for a in arrays {
+        let _ = writeln!(
+            ir,
+            "array_{0}:\n  ret ptr addrspacecast (ptr addrspace(3) @warpsafe_shared_{0} to ptr)",
+            a.id
+        );
+    }
+    ir.push_str(
+        "unknown:\n  call void @llvm.trap()\n  unreachable\n}\n\n\
+         declare void @llvm.trap()\n\n\
+         attributes #0 = { alwaysinline nounwind memory(none) speculatable willreturn }\n\
+         attributes #1 = { alwaysinline nounwind }\n",
+    );
+    ir
+}
 
 /// Steps 2-4: bitcode out of the rlibs, link, internalize and optimise, emit PTX.
 fn link_to_ptx(
@@ -941,19 +1010,27 @@ fn link_to_ptx(
         inputs.extend(extract_bitcode(rlib, &bitcode_dir)?);
     }
 
-    let shared_window = work.join("shared_window.ll");
-    fs::write(&shared_window, SHARED_WINDOW_IR).map_err(io_err("writing", &shared_window))?;
-    inputs.push(shared_window);
-
-    let linked = work.join("linked.bc");
-    let mut args: Vec<&std::ffi::OsStr> = vec!["-o".as_ref(), linked.as_os_str()];
+    let crates = work.join("crates.bc");
+    let mut args: Vec<&std::ffi::OsStr> = vec!["-o".as_ref(), crates.as_os_str()];
     args.extend(inputs.iter().map(|p| p.as_os_str()));
     run_tool("llvm-link", &tools.llvm_link, arch, &args)?;
 
-    let kernels = kernel_entry_points(tools, arch, &linked)?;
+    let ir = run_tool("llvm-dis", &tools.llvm_dis, arch, &[crates.as_os_str(), "-o".as_ref(), "-".as_ref()])?;
+    let ir = String::from_utf8_lossy(&ir);
+    let kernels = kernel_entry_points(&ir);
     if kernels.is_empty() {
         return Err(BuildError::NoKernels { path: crate_path.to_path_buf() });
     }
+    let shared_memory = work.join("shared_memory.ll");
+    fs::write(&shared_memory, shared_memory_ir(&shared_arrays(&ir)))
+        .map_err(io_err("writing", &shared_memory))?;
+    let linked = work.join("linked.bc");
+    run_tool(
+        "llvm-link",
+        &tools.llvm_link,
+        arch,
+        &["-o".as_ref(), linked.as_os_str(), crates.as_os_str(), shared_memory.as_os_str()],
+    )?;
     let optimised = work.join("optimised.bc");
     let public = format!("--internalize-public-api-list={}", kernels.join(","));
     run_tool(
@@ -992,11 +1069,8 @@ fn link_to_ptx(
     Ok(Ptx { arch, path: ptx_path, llvm_ir: ir_path, kernels })
 }
 
-/// The names of the `ptx_kernel` functions defined in a bitcode file.
-fn kernel_entry_points(tools: &Toolchain, arch: Arch, bitcode: &Path) -> Result<Vec<String>, BuildError> {
-    let ir =
-        run_tool("llvm-dis", &tools.llvm_dis, arch, &[bitcode.as_os_str(), "-o".as_ref(), "-".as_ref()])?;
-    let ir = String::from_utf8_lossy(&ir);
+/// The names of the `ptx_kernel` functions defined in disassembled IR.
+fn kernel_entry_points(ir: &str) -> Vec<String> {
     let mut names: Vec<String> = ir
         .lines()
         .filter(|l| l.starts_with("define ") && l.contains(" ptx_kernel "))
@@ -1009,7 +1083,7 @@ fn kernel_entry_points(tools: &Toolchain, arch: Arch, bitcode: &Path) -> Result<
         .collect();
     names.sort();
     names.dedup();
-    Ok(names)
+    names
 }
 
 /// Writes every bitcode member of an rlib (an `ar` archive) into `dir`, returning the
@@ -1034,6 +1108,32 @@ fn extract_bitcode(rlib: &Rlib, dir: &Path) -> Result<Vec<PathBuf>, BuildError> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shared_arrays_are_read_from_their_module_asm_comments_only() {
+        let ir = "module asm \"// warpsafe-shared-array 42 128 16\"\n\
+                  module asm \".shared .align 4 .b8 other[8];\"\n\
+                  module asm \"// warpsafe-shared-array 7 4 4\"\n\
+                  module asm \"// warpsafe-shared-array 42 128 16\"\n\
+                  module asm \"// warpsafe-shared-array 9 4\"\n\
+                  module asm \"// warpsafe-shared-array x 4 4\"\n\
+                  ; module asm \"// warpsafe-shared-array 8 4 4\"\n";
+        let arrays = shared_arrays(ir);
+        assert_eq!(
+            arrays,
+            [SharedArray { id: 7, bytes: 4, align: 4 }, SharedArray { id: 42, bytes: 128, align: 16 }]
+        );
+        let module = shared_memory_ir(&arrays);
+        for line in [
+            "@warpsafe_shared_7 = internal addrspace(3) global [4 x i8] undef, align 4",
+            "@warpsafe_shared_42 = internal addrspace(3) global [128 x i8] undef, align 16",
+            "    i64 42, label %array_42",
+            "  ret ptr addrspacecast (ptr addrspace(3) @warpsafe_shared_42 to ptr)",
+            "  ret ptr addrspacecast (ptr addrspace(3) @warpsafe_dynamic_shared to ptr)",
+        ] {
+            assert!(module.lines().any(|l| l == line), "no line {line:?} in\n{module}");
+        }
+    }
 
     #[test]
     fn arch_below_sm70_is_rejected_with_the_fix() {

@@ -278,16 +278,21 @@ fn block_scope_counters_use_generic_atomics_on_a_shared_array() {
         for (ty, bytes) in [("u32", 72), ("i32", 56), ("u64", 112), ("i64", 112), ("f32", 8), ("f64", 16)] {
             let kernel = format!("mem_counters_{ty}_block");
             let body = kernel_body(ptx, &kernel);
-            // warpsafe::shared! declares the array at module scope; the kernel takes its
-            // generic address.
-            let cvta = body.lines().find(|l| l.contains("cvta.shared.u64")).expect("no cvta.shared.u64");
-            let name = cvta.trim().trim_end_matches(';').rsplit([' ', ',']).next().unwrap();
-            assert!(name.starts_with("warpsafe_shared_"), "sm_{sm} {kernel}: {cvta}");
+            // warpsafe::shared! announces the array; the builder declares it as a `.shared`
+            // global (which llc moves into the one kernel that uses it), so plain accesses
+            // name it in the shared state space and the atomics' `asm!` gets its generic
+            // address.
+            let name = body
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .find(|word| word.starts_with("warpsafe_shared_"))
+                .unwrap_or_else(|| panic!("sm_{sm} {kernel}: no warpsafe_shared_ array"));
             let decl = format!("b8 {name}[{bytes}];");
             assert!(
-                ptx.lines().any(|l| l.starts_with(".shared .align") && l.ends_with(&decl)),
+                ptx.lines().any(|l| l.trim_start().starts_with(".shared .align") && l.ends_with(&decl)),
                 "sm_{sm} {kernel}: no {decl}"
             );
+            assert!(body.contains("ld.shared."), "sm_{sm} {kernel}: no ld.shared");
+            assert!(!instructions_starting(body, "cvta.shared.u64").is_empty(), "sm_{sm} {kernel}");
             assert_eq!(instructions_starting(body, "barrier.sync 0;").len(), 2, "sm_{sm} {kernel}");
             let asm = inline_asm(body);
             assert!(asm.iter().any(|l| l.starts_with("atom.") && l.contains(".cta.")), "sm_{sm} {kernel}");

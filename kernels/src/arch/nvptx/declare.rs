@@ -2,15 +2,30 @@
 //! GPU, and the accessors of the dynamic shared-memory window.
 //!
 //! Rust has no address spaces, so a `static` cannot live in PTX's `.shared` state space
-//! (`#[link_section]` still yields `.global`). A shared array is therefore declared in
-//! module-scope PTX with `global_asm!` (`.shared .align A .b8 name[bytes];`) and its
-//! generic address taken with `cvta.shared.u64`. The PTX name is `warpsafe_shared_`
-//! followed by a hash of the declaration's module path, source position and type, so two declarations never
-//! collide when the builder links several crates into one module. Like CUDA's
-//! `static __shared__`, every block gets its own copy, shared by all calls in the block.
-//! (Such an address hides the state space from LLVM, so accesses to a static array are
-//! generic `ld`/`st`; the dynamic window's address comes from an IR module the builder
-//! links in instead, so accesses through it are `ld.shared`/`st.shared`.)
+//! (`#[link_section]` still yields `.global`). The builder (`warpsafe-build`) therefore
+//! links in an IR module of its own that declares the block's shared memory as
+//! `addrspace(3)` globals and defines the two functions below, which give their generic
+//! addresses as `addrspacecast`s LLVM can see through: accesses derived from them become
+//! `ld.shared`/`st.shared`. A [`crate::shared!`] array announces itself to the builder with
+//! a module-level PTX comment (`// warpsafe-shared-array ID BYTES ALIGN`); the builder
+//! makes it the `.shared` array `warpsafe_shared_ID`, ID being a hash of the declaration's
+//! module path, source position and type, so two declarations never collide when the
+//! builder links several crates into one module. Like CUDA's `static __shared__`, every
+//! block gets its own copy, shared by all calls in the block.
+
+// SAFETY: warpsafe-build links an IR module that defines these functions with exactly
+// these signatures; they read and write no memory (the second traps on an id that no
+// `shared!` declaration announced, which `SharedStorage::base` never passes).
+unsafe extern "C" {
+    /// The generic address of the block's dynamic shared-memory window (PTX
+    /// `.extern .shared .align 16 .b8 warpsafe_dynamic_shared[]`).
+    safe fn warpsafe_dynamic_shared_window() -> *mut u8;
+    /// The generic address of the static shared array `warpsafe_shared_<id>`, which a
+    /// [`crate::shared!`] declaration announced with its `// warpsafe-shared-array`
+    /// comment.
+    #[doc(hidden)]
+    pub safe fn warpsafe_static_shared(id: u64) -> *mut u8;
+}
 
 /// Expands a kernel declaration to a PTX entry point: `#[no_mangle]` keeps the Rust
 /// name as the PTX name the host looks up, and `extern "ptx-kernel"` makes it a
@@ -54,46 +69,25 @@ macro_rules! __warpsafe_shared_storage {
             ));
         }
         ::core::arch::global_asm!(
-            ".shared .align {align} .b8 warpsafe_shared_{id}[{bytes}];",
+            "// warpsafe-shared-array {id} {bytes} {align}",
             align = const $crate::arch::shared_alignment(::core::mem::align_of::<$elem>()),
             id = const Storage::PTX_ID,
             bytes = const ::core::mem::size_of::<$elem>() * $len,
         );
 
-        // SAFETY: `base` returns the start of the `.shared` array declared above, which
-        // holds `LEN` elements of `Elem` at `Elem`'s alignment (or more) for the whole
-        // lifetime of each block.
+        // SAFETY: `base` returns the start of the `.shared` array that the builder makes
+        // for the comment above: `LEN` elements of `Elem` at `Elem`'s alignment (or more),
+        // for the whole lifetime of each block.
         unsafe impl $crate::shared::SharedStorage for $storage {
             type Elem = $elem;
             const LEN: usize = $len;
 
             #[inline(always)]
             fn base() -> *mut $elem {
-                let base: *mut $elem;
-                // SAFETY: `cvta.shared` only converts the array's shared address to a
-                // generic one; it reads and writes nothing.
-                unsafe {
-                    ::core::arch::asm!(
-                        "cvta.shared.u64 {base}, warpsafe_shared_{id};",
-                        base = out(reg64) base,
-                        id = const Storage::PTX_ID,
-                        options(pure, nomem, nostack),
-                    );
-                }
-                base
+                $crate::arch::warpsafe_static_shared(Storage::PTX_ID).cast()
             }
         }
     };
-}
-
-// SAFETY: warpsafe-build links an IR module that defines this function with exactly this
-// signature (no arguments, one generic pointer returned); it reads and writes no memory.
-unsafe extern "C" {
-    /// The generic address of the block's dynamic shared-memory window (PTX
-    /// `.extern .shared .align 16 .b8 warpsafe_dynamic_shared[]`). Defined in IR by the
-    /// builder's link step, as an `addrspacecast` that LLVM can see through, so loads and
-    /// stores through the window become `ld.shared`/`st.shared` rather than generic ones.
-    safe fn warpsafe_dynamic_shared_window() -> *mut u8;
 }
 
 /// The start of this block's dynamic shared memory (16-byte aligned) and its size in

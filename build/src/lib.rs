@@ -253,6 +253,17 @@ pub enum BuildError {
         /// The kernel crate.
         path: PathBuf,
     },
+    /// The linked crates announce their `shared!` arrays in a way the builder cannot use:
+    /// a marker it cannot read (a `warpsafe` of another version than this builder), or two
+    /// declarations with the same id (two `shared!` arrays of the same name, type and
+    /// length declared by one macro invocation: rename one).
+    #[error("shared! arrays of the kernel crate at {}: {problem}", path.display())]
+    SharedArrays {
+        /// The kernel crate.
+        path: PathBuf,
+        /// What is wrong, with the marker line.
+        problem: String,
+    },
     /// Neither an output directory was set nor `OUT_DIR` (outside a build script).
     #[error("no output directory: call .out_dir(..) when not running inside a build script")]
     NoOutDir,
@@ -915,24 +926,27 @@ struct SharedArray {
     align: u64,
 }
 
-/// The static shared arrays that the `module asm` lines of disassembled IR declare.
-fn shared_arrays(ir: &str) -> Vec<SharedArray> {
-    let mut arrays: Vec<SharedArray> = ir
-        .lines()
-        .filter_map(|line| line.strip_prefix("module asm \"")?.strip_suffix('"'))
-        .filter_map(|asm| {
-            let mut fields = asm.strip_prefix(SHARED_ARRAY_MARKER)?.split(' ').map(str::parse::<u64>);
-            match (fields.next(), fields.next(), fields.next(), fields.next()) {
-                (Some(Ok(id)), Some(Ok(bytes)), Some(Ok(align)), None) => {
-                    Some(SharedArray { id, bytes, align })
-                }
-                _ => None,
-            }
-        })
-        .collect();
+/// The static shared arrays that the `module asm` lines of disassembled IR declare, sorted
+/// by id; the problem, if a marker does not parse or two declarations share an id.
+fn shared_arrays(ir: &str) -> Result<Vec<SharedArray>, String> {
+    let mut arrays = Vec::new();
+    for asm in ir.lines().filter_map(|line| line.strip_prefix("module asm \"")?.strip_suffix('"')) {
+        let Some(fields) = asm.strip_prefix(SHARED_ARRAY_MARKER) else { continue };
+        let fields: Vec<Option<u64>> = fields.split(' ').map(|f| f.parse().ok()).collect();
+        match fields[..] {
+            [Some(id), Some(bytes), Some(align)] => arrays.push(SharedArray { id, bytes, align }),
+            _ => return Err(format!("unreadable marker `{asm}`: expected ID BYTES ALIGN in decimal")),
+        }
+    }
     arrays.sort();
-    arrays.dedup();
-    arrays
+    if let Some(pair) = arrays.windows(2).find(|pair| pair[0].id == pair[1].id) {
+        return Err(format!(
+            "two declarations with the id {} (`{SHARED_ARRAY_MARKER}{} ...`): the same name, type \
+             and length declared twice by one macro invocation; rename one",
+            pair[0].id, pair[0].id
+        ));
+    }
+    Ok(arrays)
 }
 
 /// The IR module linked into the kernel crate's bitcode after step 2: the block's shared
@@ -952,18 +966,24 @@ fn shared_arrays(ir: &str) -> Vec<SharedArray> {
 ///   `warpsafe_shared_<id>` as the PTX names it. Called with a constant id, it folds to
 ///   one cast once inlined; an id that no declaration made traps.
 ///
-/// Written here by hand because no Rust construct produces an `addrspace(3)` global. The
-/// data layout is left out: the linker takes the kernel crate's.
-fn shared_memory_ir(arrays: &[SharedArray]) -> String {
+/// The arrays are `externally_initialized`: shared memory starts as whatever the block
+/// before left there, which a safe read may see (as garbage bytes of a `Pod` type). An
+/// `undef` initialiser alone would let LLVM fold a read of an array that nothing in the
+/// module writes to `undef`, on which a branch is undefined behaviour.
+///
+/// Written here by hand because no Rust construct produces an `addrspace(3)` global.
+/// `layout` is the linked crates' `target datalayout` line (so that the linker does not
+/// warn of two layouts).
+fn shared_memory_ir(layout: &str, arrays: &[SharedArray]) -> String {
     use std::fmt::Write;
-    let mut ir = String::from(
-        "target triple = \"nvptx64-nvidia-cuda\"\n\n\
-         @warpsafe_dynamic_shared = external addrspace(3) global [0 x i8], align 16\n",
+    let mut ir = format!(
+        "{layout}\ntarget triple = \"nvptx64-nvidia-cuda\"\n\n\
+         @warpsafe_dynamic_shared = external addrspace(3) global [0 x i8], align 16\n"
     );
     for a in arrays {
         let _ = writeln!(
             ir,
-            "@warpsafe_shared_{} = internal addrspace(3) global [{} x i8] undef, align {}",
+            "@warpsafe_shared_{} = internal addrspace(3) externally_initialized global [{} x i8] undef, align {}",
             a.id, a.bytes, a.align
         );
     }
@@ -974,7 +994,8 @@ fn shared_memory_ir(arrays: &[SharedArray]) -> String {
          \x20 switch i64 %id, label %unknown [\n",
     );
     for a in arrays {
-        let _ = writeln!(ir, "    i64 {0}, label %array_{0}", a.id);
+        // IR integers are signed: the id's bits, as the kernel crate passes them.
+        let _ = writeln!(ir, "    i64 {}, label %array_{}", a.id as i64, a.id);
     }
     ir.push_str("  ]\n");
     for a in arrays {
@@ -1021,8 +1042,11 @@ fn link_to_ptx(
     if kernels.is_empty() {
         return Err(BuildError::NoKernels { path: crate_path.to_path_buf() });
     }
+    let arrays = shared_arrays(&ir)
+        .map_err(|problem| BuildError::SharedArrays { path: crate_path.to_path_buf(), problem })?;
+    let layout = ir.lines().find(|l| l.starts_with("target datalayout = ")).unwrap_or_default();
     let shared_memory = work.join("shared_memory.ll");
-    fs::write(&shared_memory, shared_memory_ir(&shared_arrays(&ir)))
+    fs::write(&shared_memory, shared_memory_ir(layout, &arrays))
         .map_err(io_err("writing", &shared_memory))?;
     let linked = work.join("linked.bc");
     run_tool(
@@ -1113,25 +1137,36 @@ mod tests {
     fn shared_arrays_are_read_from_their_module_asm_comments_only() {
         let ir = "module asm \"// warpsafe-shared-array 42 128 16\"\n\
                   module asm \".shared .align 4 .b8 other[8];\"\n\
-                  module asm \"// warpsafe-shared-array 7 4 4\"\n\
-                  module asm \"// warpsafe-shared-array 42 128 16\"\n\
-                  module asm \"// warpsafe-shared-array 9 4\"\n\
-                  module asm \"// warpsafe-shared-array x 4 4\"\n\
+                  module asm \"// warpsafe-shared-array 18446744073709551615 4 4\"\n\
                   ; module asm \"// warpsafe-shared-array 8 4 4\"\n";
-        let arrays = shared_arrays(ir);
-        assert_eq!(
-            arrays,
-            [SharedArray { id: 7, bytes: 4, align: 4 }, SharedArray { id: 42, bytes: 128, align: 16 }]
-        );
-        let module = shared_memory_ir(&arrays);
+        let arrays = shared_arrays(ir).unwrap();
+        let last = SharedArray { id: u64::MAX, bytes: 4, align: 4 };
+        assert_eq!(arrays, [SharedArray { id: 42, bytes: 128, align: 16 }, last]);
+        let module = shared_memory_ir("target datalayout = \"e\"", &arrays);
         for line in [
-            "@warpsafe_shared_7 = internal addrspace(3) global [4 x i8] undef, align 4",
-            "@warpsafe_shared_42 = internal addrspace(3) global [128 x i8] undef, align 16",
+            "target datalayout = \"e\"",
+            "@warpsafe_shared_18446744073709551615 = internal addrspace(3) externally_initialized global [4 x i8] undef, align 4",
+            "@warpsafe_shared_42 = internal addrspace(3) externally_initialized global [128 x i8] undef, align 16",
             "    i64 42, label %array_42",
+            "    i64 -1, label %array_18446744073709551615",
             "  ret ptr addrspacecast (ptr addrspace(3) @warpsafe_shared_42 to ptr)",
             "  ret ptr addrspacecast (ptr addrspace(3) @warpsafe_dynamic_shared to ptr)",
         ] {
             assert!(module.lines().any(|l| l == line), "no line {line:?} in\n{module}");
+        }
+    }
+
+    #[test]
+    fn unreadable_or_repeated_shared_array_markers_are_errors() {
+        let marker = |fields: &str| format!("module asm \"{SHARED_ARRAY_MARKER}{fields}\"\n");
+        for (ir, expected) in [
+            (marker("7 4"), "unreadable marker `// warpsafe-shared-array 7 4`"),
+            (marker("x 4 4"), "unreadable marker"),
+            (marker("7 4 4 1"), "unreadable marker"),
+            (marker("7 4 4") + &marker("9 8 8") + &marker("7 4 4"), "two declarations with the id 7"),
+        ] {
+            let problem = shared_arrays(&ir).unwrap_err();
+            assert!(problem.contains(expected), "{ir}: {problem}");
         }
     }
 

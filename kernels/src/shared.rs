@@ -339,7 +339,7 @@ macro_rules! shared {
             use super::*;
             /// The storage of the shared array of the same name.
             pub struct Storage;
-            $crate::__warpsafe_shared_storage!(Storage, $elem, $len, ::core::stringify!($name));
+            $crate::__warpsafe_shared_storage!(Storage, $elem, $len, $name);
         }
         $(#[$attr])*
         $vis static $name: $crate::shared::SharedArray<$name::Storage> = $crate::shared::SharedArray::new();

@@ -305,6 +305,18 @@ fn block_scope_counters_use_generic_atomics_on_a_shared_array() {
 }
 
 #[test]
+fn a_shared_array_that_nothing_writes_is_still_loaded() {
+    // Shared memory starts as garbage that safe code may read; the builder declares
+    // `shared!` arrays `externally_initialized` so that LLVM keeps the load (with an
+    // `undef` initialiser alone the load and the comparison after it folded away).
+    for sm in ARCHS {
+        let body = kernel_body(test_ptx("memory", sm), "mem_read_unwritten_shared");
+        assert_eq!(instructions_starting(body, "ld.shared.b32").len(), 1, "sm_{sm}: {body}");
+        assert_eq!(instructions_starting(body, "setp.eq.b32").len(), 1, "sm_{sm}: {body}");
+    }
+}
+
+#[test]
 fn no_invalid_or_legacy_spellings_anywhere() {
     for sm in ARCHS {
         let ptx = test_ptx("memory", sm);

@@ -63,7 +63,7 @@ macro_rules! __warpsafe_kernel {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __warpsafe_shared_storage {
-    ($storage:ident, $elem:ty, $len:expr, $name:expr) => {
+    ($storage:ident, $elem:ty, $len:expr, $name:ident) => {
         const _: () = assert!($len > 0, "a shared array needs at least one element");
 
         // SAFETY: `base` returns the calling block's own allocation of
@@ -75,8 +75,11 @@ macro_rules! __warpsafe_shared_storage {
 
             #[inline]
             fn base() -> *mut $elem {
-                static DECLARATION: $crate::arch::SharedDeclaration =
-                    $crate::arch::SharedDeclaration::new($name, ::core::file!(), ::core::line!());
+                static DECLARATION: $crate::arch::SharedDeclaration = $crate::arch::SharedDeclaration::new(
+                    ::core::stringify!($name),
+                    ::core::file!(),
+                    ::core::line!(),
+                );
                 $crate::arch::shared_storage(
                     &DECLARATION,
                     ::core::mem::size_of::<$elem>() * $len,

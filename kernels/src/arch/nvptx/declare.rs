@@ -52,14 +52,18 @@ macro_rules! __warpsafe_kernel {
 #[macro_export]
 #[allow_internal_unstable(asm_experimental_arch)]
 macro_rules! __warpsafe_shared_storage {
-    ($storage:ident, $elem:ty, $len:expr, $name:expr) => {
+    ($storage:ident, $elem:ty, $len:expr, $name:ident) => {
         const _: () = assert!($len > 0, "a shared array needs at least one element");
         impl $storage {
             /// Distinguishes this array's PTX name from every other declaration: the
             /// module path alone repeats when a macro declares arrays in several
-            /// functions of one module.
+            /// functions of one module. (Inside a macro's expansion the position is the
+            /// invocation's, so two arrays of the same name, type and length that one
+            /// invocation declares collide: the builder refuses them.)
             const PTX_ID: u64 = $crate::arch::path_hash(::core::concat!(
                 ::core::module_path!(),
+                ::core::stringify!($name),
+                ":",
                 ::core::file!(),
                 ::core::line!(),
                 ":",

@@ -764,3 +764,19 @@ warpsafe::kernel! {
         unsafe { *out.add(gid) = acc };
     }
 }
+
+warpsafe::kernel! {
+    /// Each thread of a block of up to 32 reads its own slot of a shared array that
+    /// nothing writes (whatever the block before left there: garbage, which safe code may
+    /// read) and stores whether it was zero. The read must stay a `ld.shared`: an array
+    /// the builder declared with an `undef` initialiser alone would let LLVM fold it to
+    /// `undef`, and the comparison to undefined behaviour.
+    pub fn mem_read_unwritten_shared(out: warpsafe::global::DisjointSlice<u32>) {
+        warpsafe::shared! {
+            static UNWRITTEN: [u32; 32];
+        }
+        if let Some(mine) = out.get(warpsafe::thread::index()) {
+            out.write(mine, u32::from(UNWRITTEN.read_own() == 0));
+        }
+    }
+}

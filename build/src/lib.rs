@@ -253,12 +253,12 @@ pub enum BuildError {
         /// The kernel crate.
         path: PathBuf,
     },
-    /// The linked crates announce their `shared!` arrays in a way the builder cannot use:
-    /// a marker it cannot read (a `warpsafe` of another version than this builder), or two
-    /// declarations with the same id (two `shared!` arrays of the same name, type and
-    /// length declared by one macro invocation: rename one).
-    #[error("shared! arrays of the kernel crate at {}: {problem}", path.display())]
-    SharedArrays {
+    /// The linked crates' shared memory and this builder disagree: a `shared!` marker it
+    /// cannot read or a function it does not define (a `warpsafe` of another version than
+    /// this builder), or two declarations with the same id (two `shared!` arrays of the
+    /// same name, type and length declared by one macro invocation: rename one).
+    #[error("shared memory of the kernel crate at {}: {problem}", path.display())]
+    SharedMemory {
         /// The kernel crate.
         path: PathBuf,
         /// What is wrong, with the marker line.
@@ -1043,7 +1043,7 @@ fn link_to_ptx(
         return Err(BuildError::NoKernels { path: crate_path.to_path_buf() });
     }
     let arrays = shared_arrays(&ir)
-        .map_err(|problem| BuildError::SharedArrays { path: crate_path.to_path_buf(), problem })?;
+        .map_err(|problem| BuildError::SharedMemory { path: crate_path.to_path_buf(), problem })?;
     let layout = ir.lines().find(|l| l.starts_with("target datalayout = ")).unwrap_or_default();
     let shared_memory = work.join("shared_memory.ll");
     fs::write(&shared_memory, shared_memory_ir(layout, &arrays))
@@ -1069,6 +1069,17 @@ fn link_to_ptx(
             optimised.as_os_str(),
         ],
     )?;
+    let ir =
+        run_tool("llvm-dis", &tools.llvm_dis, arch, &[optimised.as_os_str(), "-o".as_ref(), "-".as_ref()])?;
+    if let Some(missing) = undefined_warpsafe_function(&String::from_utf8_lossy(&ir)) {
+        return Err(BuildError::SharedMemory {
+            path: crate_path.to_path_buf(),
+            problem: format!(
+                "the linked crates call `{missing}`, which this builder does not define: \
+                 warpsafe and warpsafe-build of different versions?"
+            ),
+        });
+    }
 
     let ptx_path = out.ptx.clone();
     let ir_path = out.ir.clone();
@@ -1087,10 +1098,18 @@ fn link_to_ptx(
             ptx_path.as_os_str(),
         ],
     )?;
-    let ir =
-        run_tool("llvm-dis", &tools.llvm_dis, arch, &[optimised.as_os_str(), "-o".as_ref(), "-".as_ref()])?;
     fs::write(&ir_path, ir).map_err(io_err("writing", &ir_path))?;
     Ok(Ptx { arch, path: ptx_path, llvm_ir: ir_path, kernels })
+}
+
+/// A function named `warpsafe_...` that optimised IR still only declares: one the kernel
+/// crate expects the builder to define (its shared memory) and this builder does not, which
+/// `ptxas` would report only when the GPU loads the PTX.
+fn undefined_warpsafe_function(ir: &str) -> Option<&str> {
+    ir.lines()
+        .filter(|line| line.starts_with("declare "))
+        .filter_map(|line| line.split(" @").nth(1)?.split('(').next())
+        .find(|name| name.starts_with("warpsafe_"))
 }
 
 /// The names of the `ptx_kernel` functions defined in disassembled IR.
@@ -1154,6 +1173,15 @@ mod tests {
         ] {
             assert!(module.lines().any(|l| l == line), "no line {line:?} in\n{module}");
         }
+    }
+
+    #[test]
+    fn a_warpsafe_function_left_undefined_is_found() {
+        let ir = "declare i32 @vprintf(ptr, ptr)\n\
+                  define internal void @warpsafe_x() {\n\
+                  declare ptr @warpsafe_static_shared(i64) #3\n";
+        assert_eq!(undefined_warpsafe_function(ir), Some("warpsafe_static_shared"));
+        assert_eq!(undefined_warpsafe_function("declare i32 @vprintf(ptr, ptr)\n"), None);
     }
 
     #[test]

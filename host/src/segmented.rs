@@ -106,9 +106,10 @@
 //! second launch, where every block of the grid takes chunks in turn and the block that
 //! finishes a segment's last chunk folds the chunks' partials in order. The second launch
 //! is skipped when the input has at most `long_elements` elements. The reducer owns the
-//! hand-off's scratch (a counter, descriptors and tickets, one partial per chunk: about
+//! hand-off's scratch (two counters, descriptors and tickets, one partial per chunk: about
 //! 0.5 % of the input's bytes for `f32`), allocated zeroed at the first balanced call and
-//! grown for a longer input; the kernels leave it zeroed, so no call clears it. For an
+//! grown for a longer input; calls use the two counters in turn and each call's first
+//! kernel clears the one the next call uses, so no launch clears the scratch. For an
 //! input so large that the scratch's counters could overflow (far past 2^40 elements)
 //! the call falls back to the fixed-length choice.
 //!
@@ -652,7 +653,9 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         };
         self.grow_scratch(stream, limits)?;
         let stream = stream.unwrap_or(&self.stream);
-        let scratch = self.scratch.as_ref().expect("grown just above");
+        let scratch = self.scratch.as_mut().expect("grown just above");
+        let mut parity = scratch.parity;
+        scratch.parity ^= 1;
         let (mut control, mut descriptors, mut tickets, mut partials) = (
             scratch.control.device_address(),
             scratch.descriptors.device_address(),
@@ -676,13 +679,15 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
             descriptor_capacity,
             chunk_capacity,
             long_elements,
-            chunk_elements
+            chunk_elements,
+            parity
         ];
         // SAFETY: the balanced batch kernel of `warpsafe::segmented_reduce_kernels!`, its
         // parameter list: a 1-D launch of BLOCK_THREADS (a multiple of 32); the segments,
         // output and error word as for the other strategies (above); the scratch is this
         // reducer's, of the capacities passed, used by one launch pair at a time (caller),
-        // allocated zeroed and left zeroed by every chunk launch (`LongSegments`), and
+        // allocated zeroed, its packed counter of this parity cleared by the previous
+        // call's batch launch (the parity alternates call by call: `LongSegments`), and
         // `limits.fit` checked the counter's fields for a wave of blocks (more than this
         // grid) and the 32-bit tickets; the chunk kernel follows
         // on the same stream below whenever a segment can be longer than `long_elements`.
@@ -755,6 +760,7 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
             descriptors: device.alloc_zeroed(descriptors as usize * DESCRIPTOR_WORDS)?,
             tickets: device.alloc_zeroed(descriptors as usize)?,
             partials: device.alloc_zeroed(chunks as usize)?,
+            parity: 0,
         });
         Ok(())
     }
@@ -784,13 +790,15 @@ impl LongLimits {
 }
 
 /// The balanced strategy's scratch (`warpsafe::reduce::segmented::LongSegments`): zeroed
-/// when allocated, and zero again after every launch pair.
+/// when allocated; each launch pair clears the packed counter the next one uses.
 struct LongScratch<T> {
-    /// The packed counter and the grid ticket.
+    /// The packed counters of alternate calls.
     control: DeviceBuffer<u64>,
     descriptors: DeviceBuffer<u64>,
     tickets: DeviceBuffer<u32>,
     partials: DeviceBuffer<T>,
+    /// The packed counter (0 or 1) the next call uses.
+    parity: u64,
 }
 
 impl<T: Pod> LongScratch<T> {

@@ -510,8 +510,9 @@ fn around_limits(long: u64, chunk: u64) -> Vec<u64> {
 }
 
 /// `T` with `O` in the balanced strategy (and `Auto`, which is it for offsets) with tiny limits,
-/// on every pattern and the lengths around the limits, each called twice in a row (the
-/// second call finds the scratch as the first left it: reset).
+/// on every pattern and the lengths around the limits, each called three times in a row
+/// (the calls use the scratch's two packed counters in turn, so the second and third find
+/// what the calls before them cleared).
 fn check_balanced<T: Element, O: SegmentedReduction<T>>(device: &Device, what: &str) {
     let scale = if on_gpu(device) { 40 } else { 1 };
     let max_blocks = if on_gpu(device) { None } else { Some(3) };
@@ -542,7 +543,7 @@ fn check_balanced<T: Element, O: SegmentedReduction<T>>(device: &Device, what: &
                 let (expected, exact) = model(&data, &offsets, O::default());
                 let input = device.upload(&data).unwrap();
                 let offsets_buffer = device.upload(&offsets).unwrap();
-                for call in 0..2 {
+                for call in 0..3 {
                     let sentinel = T::of(0xbeef + call);
                     let mut output = device.upload(&vec![sentinel; lengths.len() + 1]).unwrap();
                     reducer.reduce_offsets(&input, &offsets_buffer, &mut output).unwrap();
@@ -579,7 +580,7 @@ fn balanced_bad_offsets_never_overflow_the_scratch() {
         let data: Vec<i32> = (1..=10).collect();
         let input = device.upload(&data).unwrap();
         let offsets = device.upload(&[0u64, 10, 0, 10, 0, 10, 2, 10, 3]).unwrap();
-        for call in 0..2 {
+        for call in 0..3 {
             let mut output = device.upload(&[-1i32; 8]).unwrap();
             assert_eq!(
                 invalid(reducer.reduce_offsets(&input, &offsets, &mut output)),

@@ -752,15 +752,16 @@ pub const DESCRIPTOR_WORDS: usize = 4;
 
 /// The scratch the balanced strategy ([`balanced_batches`] then [`balanced_chunks`])
 /// hands long segments over in, with its limits. The host owns it, allocates it zeroed,
-/// and never writes it afterwards: the kernels leave it as they found it (see below).
+/// and never writes it afterwards: the kernels clear what they use (see below).
 ///
-/// - `control[0]`, the *packed counter*: `(descriptors << CHUNK_BITS) | chunks`, the long
+/// - `control[parity]`, the *packed counter* of this launch pair (`parity` is 0 or 1, the
+///   host alternates it from one call to the next): `(descriptors << CHUNK_BITS) | chunks`, the long
 ///   segments handed off so far and their chunks. A segment of `n` elements takes
 ///   descriptor `old >> CHUNK_BITS` and chunks `old & (2^CHUNK_BITS - 1) ..` plus
 ///   `ceil(n / chunk_elements)` with one 64-bit `atom.add` of `(1 << CHUNK_BITS) |
 ///   chunks` that returns `old`. Descriptors therefore come in index order with growing
 ///   first chunks, the chunks of descriptor `d` right after those of `d - 1`.
-/// - `control[1]` (its low 32 bits): the chunk kernel's *grid ticket*.
+/// - `control[1 - parity]`: the packed counter of the previous and of the next call.
 /// - `descriptors`: [`DESCRIPTOR_WORDS`] words per descriptor: segment, begin, end, first
 ///   chunk; `tickets`: one `u32` per descriptor; `partials`: one `T` per chunk.
 ///
@@ -780,13 +781,14 @@ pub const DESCRIPTOR_WORDS: usize = 4;
 ///    with a ticket in place of the barrier's wait.
 /// 3. `atom.inc` stores 0 when it hands out the last ticket, so every ticket is 0 again
 ///    when the launch ends (every chunk of a descriptor takes exactly one).
-/// 4. At its end every block of [`balanced_chunks`] meets at a block barrier (its threads'
-///    reads of the packed counter happen before it), then its thread 0 runs
-///    `fence.acq_rel.gpu` and takes a grid ticket (`atom.inc` limited to `blocks - 1`,
-///    back to 0 after the last). The block that draws the last ticket runs the fence again
-///    and stores 0 into the packed counter: every block's read of the counter happens
-///    before that store, so none can see it, and the next launch finds the counter at 0
-///    with no clearing launch.
+/// 4. The first thread of [`balanced_batches`] stores 0 into `control[1 - parity]`, the
+///    previous call's packed counter: that call's kernels have ended (the previous launch
+///    pair comes before this one in stream order), nothing of this pair touches that word,
+///    and the next call, with the other parity, finds it at 0. So no launch clears the
+///    scratch and no kernel waits to clear its own counter: the chunk kernel's blocks end
+///    when their chunks are done (until 2026-11-27 they met at a grid-wide ticket first,
+///    whose last block cleared the counter; the empty chunk kernel of a small input took
+///    3.3 us back to back on an H100 with it, and that wait was on the path of every call).
 ///
 /// # Limits
 /// A reservation needs room: a descriptor index below `descriptor_capacity` and its
@@ -811,19 +813,22 @@ pub struct LongSegments<T> {
     chunk_capacity: u64,
     long_elements: u64,
     chunk_elements: u64,
+    parity: u64,
 }
 
 impl<T: Pod> LongSegments<T> {
     /// The scratch and limits of one balanced launch pair (see the type's docs).
     ///
     /// # Safety
-    /// - `control` holds 2 global `u64`s, `descriptors` `descriptor_capacity *
+    /// - `control` holds 2 global `u64`s, `parity` is 0 or 1, `descriptors` `descriptor_capacity *
     ///   DESCRIPTOR_WORDS` `u64`s, `tickets` `descriptor_capacity` `u32`s and `partials`
     ///   `chunk_capacity` `T`s, all valid, aligned and used by no other concurrent launch;
     ///   `control` and `tickets` are accessed only atomically during a launch.
-    /// - When [`balanced_batches`] starts, `control` and `tickets` are 0 (a zeroed
-    ///   allocation, then only these two kernels, [`balanced_chunks`] run after every
-    ///   [`balanced_batches`] that handed off a segment).
+    /// - When [`balanced_batches`] starts, `control[parity]` and `tickets` are 0 and no
+    ///   other launch uses `control[1 - parity]` (a zeroed allocation, then only these
+    ///   two kernels, one launch pair after the other, with `parity` alternating from one
+    ///   pair to the next, and [`balanced_chunks`] run after every [`balanced_batches`]
+    ///   that handed off a segment).
     /// - `long_elements >= 1`, `chunk_elements >= 1`; `chunk_capacity < 2^32`;
     ///   `descriptor_capacity + threads < 2^(64 - CHUNK_BITS)` and `chunk_capacity +
     ///   threads * ceil(len / chunk_elements) < 2^CHUNK_BITS` for the `threads` of the
@@ -839,6 +844,7 @@ impl<T: Pod> LongSegments<T> {
         chunk_capacity: u64,
         long_elements: u64,
         chunk_elements: u64,
+        parity: u64,
     ) -> LongSegments<T> {
         LongSegments {
             control,
@@ -849,14 +855,27 @@ impl<T: Pod> LongSegments<T> {
             chunk_capacity,
             long_elements,
             chunk_elements,
+            parity,
         }
     }
 
-    /// The packed counter.
+    /// The packed counter of this launch pair.
     #[inline(always)]
     fn counter(&self) -> &DeviceAtomicU64 {
-        // SAFETY: a valid global u64 accessed only atomically during the launch (`new`).
-        unsafe { DeviceAtomicU64::from_ptr(self.control) }
+        // SAFETY: parity is 0 or 1, so a valid global u64 accessed only atomically during
+        // the launch (`new`).
+        unsafe { DeviceAtomicU64::from_ptr(self.control.add(self.parity as usize)) }
+    }
+
+    /// Clears the previous call's packed counter for the next call (see the type's docs);
+    /// one thread of [`balanced_batches`] calls this.
+    #[inline(always)]
+    fn clear_spare_counter(&self) {
+        // SAFETY: parity is 0 or 1, so control[1 - parity] is a valid global u64 that no
+        // other launch uses during this one (`new`); nothing else in this launch pair
+        // accesses it.
+        let spare = unsafe { DeviceAtomicU64::from_ptr(self.control.add(1 - self.parity as usize)) };
+        spare.store(0, Relaxed);
     }
 
     /// Whether the packed counter `counter` leaves room for one more descriptor of
@@ -986,6 +1005,9 @@ pub unsafe fn balanced_batches<T: Pod, Op: Operator<T>>(
     let tile_index = lane / SHORT_LANES;
     let tiny_elements = TINY_BYTES / size_of::<T>().max(1) as u64;
     let short_elements = SHORT_BYTES / size_of::<T>().max(1) as u64;
+    if thread::global_index_x() == 0 {
+        long.clear_spare_counter();
+    }
     let step = thread::grid_threads_x() / 32 * 32;
     let mut first = thread::global_index_x() / 32 * 32;
     while first < segments.count() {
@@ -1064,7 +1086,7 @@ fn nth_lane(lanes: u32, n: u32) -> Option<u32> {
 /// with `Segments::fold` and the block's threads, and hands the partial on with the
 /// ticket protocol of [`LongSegments`]: the block with a descriptor's last ticket folds
 /// its partials in chunk order (so operators need not commute) and writes the segment's
-/// result. Then the grid ticket, and the last block resets the packed counter. Launched
+/// result. Launched
 /// with [`shared_bytes`]`::<T>()` bytes of dynamic shared memory.
 ///
 /// A segment's order of combination depends only on its length, its address,
@@ -1137,20 +1159,6 @@ pub unsafe fn balanced_chunks<T: Pod, Op: Operator<T>>(
         }
         c += blocks;
     }
-    // SAFETY: every thread of the block gets here once; every thread's read of the
-    // packed counter comes before it.
-    unsafe { barrier::sync() };
-    if rank == 0 {
-        fence::device();
-        // SAFETY: the second control word's low half: a valid, aligned global u32 accessed
-        // only atomically during the launch (`LongSegments::new`).
-        let grid_ticket = unsafe { DeviceAtomicU32::from_ptr(long.control.add(1).cast::<u32>()) };
-        let final_ticket = (blocks - 1) as u32;
-        if grid_ticket.fetch_inc(final_ticket, Relaxed) == final_ticket {
-            fence::device();
-            long.counter().store(0, Relaxed);
-        }
-    }
 }
 
 /// `partials[first .. first + count]` folded in index order by the calling block (thread
@@ -1190,7 +1198,7 @@ unsafe fn fold_partials<T: Pod, Op: Operator<T>>(
 /// when `offsets` is null) reduced into `out[..segments]` by [`tile_per_segment`] or
 /// [`block_per_segment`]; the balanced two take the same seven, then `(control: *mut u64,
 /// descriptors: *mut u64, tickets: *mut u32, partials: *mut T, descriptor_capacity: u64,
-/// chunk_capacity: u64, long_elements: u64, chunk_elements: u64)`: the [`LongSegments`]
+/// chunk_capacity: u64, long_elements: u64, chunk_elements: u64, parity: u64)`: the [`LongSegments`]
 /// of [`LongSegments::new`], for [`balanced_batches`] and [`balanced_chunks`]. All are
 /// launched with blocks of [`BLOCK_THREADS`] and [`shared_bytes`]`::<T>()` bytes of
 /// dynamic shared memory.
@@ -1212,7 +1220,7 @@ unsafe fn fold_partials<T: Pod, Op: Operator<T>>(
 ///         digits_batches, digits_chunks;
 /// }
 /// assert_eq!(digits_warp.param_count(), 7);
-/// assert_eq!(digits_chunks.param_count(), 15);
+/// assert_eq!(digits_chunks.param_count(), 16);
 /// ```
 #[macro_export]
 macro_rules! segmented_reduce_kernels {
@@ -1274,6 +1282,7 @@ macro_rules! segmented_reduce_kernels {
                 chunk_capacity: u64,
                 long_elements: u64,
                 chunk_elements: u64,
+                parity: u64,
             ) {
                 // SAFETY: forwarded from the launch contract.
                 unsafe {
@@ -1288,6 +1297,7 @@ macro_rules! segmented_reduce_kernels {
                         chunk_capacity,
                         long_elements,
                         chunk_elements,
+                        parity,
                     );
                     $crate::reduce::segmented::$function(segments, out, long, $op)
                 }

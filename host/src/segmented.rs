@@ -108,8 +108,9 @@
 //! is skipped when the input has at most `long_elements` elements. The reducer owns the
 //! hand-off's scratch (two counters, descriptors and tickets, one partial per chunk: about
 //! 0.5 % of the input's bytes for `f32`), allocated zeroed at the first balanced call and
-//! grown for a longer input; calls use the two counters in turn and each call's first
-//! kernel clears the one the next call uses, so no launch clears the scratch. For an
+//! grown for a longer input; calls with a chunk launch use the two counters in turn and
+//! each chunk launch clears the one the next call uses, so no launch clears the scratch
+//! and no block of the chunk launch waits for the others. For an
 //! input so large that the scratch's counters could overflow (far past 2^40 elements)
 //! the call falls back to the fixed-length choice.
 //!
@@ -653,11 +654,9 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         };
         self.grow_scratch(stream, limits)?;
         let stream = stream.unwrap_or(&self.stream);
-        let scratch = self.scratch.as_mut().expect("grown just above");
-        let mut parity = scratch.parity;
-        scratch.parity ^= 1;
-        let (mut control, mut descriptors, mut tickets, mut partials) = (
-            scratch.control.device_address(),
+        let scratch = self.scratch.as_ref().expect("grown just above");
+        let (mut counter, mut spare_counter) = scratch.counters();
+        let (mut descriptors, mut tickets, mut partials) = (
             scratch.descriptors.device_address(),
             scratch.tickets.device_address(),
             scratch.partials.device_address(),
@@ -672,7 +671,7 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
             segments,
             output,
             error,
-            control,
+            counter,
             descriptors,
             tickets,
             partials,
@@ -680,14 +679,14 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
             chunk_capacity,
             long_elements,
             chunk_elements,
-            parity
+            spare_counter
         ];
         // SAFETY: the balanced batch kernel of `warpsafe::segmented_reduce_kernels!`, its
         // parameter list: a 1-D launch of BLOCK_THREADS (a multiple of 32); the segments,
         // output and error word as for the other strategies (above); the scratch is this
         // reducer's, of the capacities passed, used by one launch pair at a time (caller),
-        // allocated zeroed, its packed counter of this parity cleared by the previous
-        // call's batch launch (the parity alternates call by call: `LongSegments`), and
+        // allocated zeroed, its packed counter 0 (zeroed, cleared by the previous chunk
+        // launch, or left at 0 by a call without one: `LongSegments`), and
         // `limits.fit` checked the counter's fields for a wave of blocks (more than this
         // grid) and the 32-bit tickets; the chunk kernel follows
         // on the same stream below whenever a segment can be longer than `long_elements`.
@@ -705,6 +704,10 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         // kernel on the same stream; a 1-D launch with its dynamic shared memory, fewer than
         // 2^32 blocks.
         let launched = unsafe { self.device.launch_raw_on(stream, chunks, config, &args) };
+        if let Some(scratch) = &mut self.scratch {
+            // This call's counter is left as it is; the chunk launch cleared the other.
+            scratch.use_other_counter = !scratch.use_other_counter;
+        }
         self.forget_scratch_on_error(launched)
     }
 
@@ -760,7 +763,7 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
             descriptors: device.alloc_zeroed(descriptors as usize * DESCRIPTOR_WORDS)?,
             tickets: device.alloc_zeroed(descriptors as usize)?,
             partials: device.alloc_zeroed(chunks as usize)?,
-            parity: 0,
+            use_other_counter: false,
         });
         Ok(())
     }
@@ -792,16 +795,26 @@ impl LongLimits {
 /// The balanced strategy's scratch (`warpsafe::reduce::segmented::LongSegments`): zeroed
 /// when allocated; each launch pair clears the packed counter the next one uses.
 struct LongScratch<T> {
-    /// The packed counters of alternate calls.
+    /// The two packed counters: the next call's, and the one its chunk launch clears.
     control: DeviceBuffer<u64>,
     descriptors: DeviceBuffer<u64>,
     tickets: DeviceBuffer<u32>,
     partials: DeviceBuffer<T>,
-    /// The packed counter (0 or 1) the next call uses.
-    parity: u64,
+    /// Whether the next call uses `control[1]` rather than `control[0]`.
+    use_other_counter: bool,
 }
 
 impl<T: Pod> LongScratch<T> {
+    /// The device addresses of the next call's packed counter and of the other one.
+    fn counters(&self) -> (u64, u64) {
+        let (first, second) = (self.control.device_address(), self.control.device_address() + 8);
+        if self.use_other_counter {
+            (second, first)
+        } else {
+            (first, second)
+        }
+    }
+
     /// Descriptors and chunks it holds.
     fn capacity(&self) -> (u64, u64) {
         (self.tickets.len() as u64, self.partials.len() as u64)

@@ -754,14 +754,14 @@ pub const DESCRIPTOR_WORDS: usize = 4;
 /// hands long segments over in, with its limits. The host owns it, allocates it zeroed,
 /// and never writes it afterwards: the kernels clear what they use (see below).
 ///
-/// - `control[parity]`, the *packed counter* of this launch pair (`parity` is 0 or 1, the
-///   host alternates it from one call to the next): `(descriptors << CHUNK_BITS) | chunks`, the long
+/// - `counter`, the *packed counter* of this launch pair (the host owns two and switches
+///   to the other after each call that runs [`balanced_chunks`]): `(descriptors << CHUNK_BITS) | chunks`, the long
 ///   segments handed off so far and their chunks. A segment of `n` elements takes
 ///   descriptor `old >> CHUNK_BITS` and chunks `old & (2^CHUNK_BITS - 1) ..` plus
 ///   `ceil(n / chunk_elements)` with one 64-bit `atom.add` of `(1 << CHUNK_BITS) |
 ///   chunks` that returns `old`. Descriptors therefore come in index order with growing
 ///   first chunks, the chunks of descriptor `d` right after those of `d - 1`.
-/// - `control[1 - parity]`: the packed counter of the previous and of the next call.
+/// - `spare_counter`: the other one, which the previous such call used and the next uses.
 /// - `descriptors`: [`DESCRIPTOR_WORDS`] words per descriptor: segment, begin, end, first
 ///   chunk; `tickets`: one `u32` per descriptor; `partials`: one `T` per chunk.
 ///
@@ -781,14 +781,18 @@ pub const DESCRIPTOR_WORDS: usize = 4;
 ///    with a ticket in place of the barrier's wait.
 /// 3. `atom.inc` stores 0 when it hands out the last ticket, so every ticket is 0 again
 ///    when the launch ends (every chunk of a descriptor takes exactly one).
-/// 4. The first thread of [`balanced_batches`] stores 0 into `control[1 - parity]`, the
-///    previous call's packed counter: that call's kernels have ended (the previous launch
-///    pair comes before this one in stream order), nothing of this pair touches that word,
-///    and the next call, with the other parity, finds it at 0. So no launch clears the
-///    scratch and no kernel waits to clear its own counter: the chunk kernel's blocks end
-///    when their chunks are done (until 2026-11-27 they met at a grid-wide ticket first,
-///    whose last block cleared the counter; the empty chunk kernel of a small input took
-///    3.3 us back to back on an H100 with it, and that wait was on the path of every call).
+/// 4. The first thread of [`balanced_chunks`] stores 0 into `spare_counter`, which the
+///    previous call with a chunk launch used: that call's kernels have ended (it comes
+///    before this one in stream order), nothing of this pair touches that word, and the
+///    next call, which uses it, finds it at 0. A call without a chunk launch (an input of
+///    at most `long_elements` elements) hands nothing off, so its counter stays 0 and the
+///    next call uses it again. So no launch clears the scratch and no block waits for the
+///    others to clear its own counter: the chunk kernel's blocks end when their chunks
+///    are done. (Until 2026-11-27 they met at a grid-wide ticket first, whose last block
+///    cleared the counter. Measured on an H100 that day, Nsight Compute, power-law mix of
+///    `f32`: the chunk kernel without it took 20.2 and 175 us at 2^24 and 2^28 against
+///    21.1 and 191, with 64 registers against 80. Clearing the spare counter in
+///    [`balanced_batches`] instead made that kernel 13 % slower, with the same registers.)
 ///
 /// # Limits
 /// A reservation needs room: a descriptor index below `descriptor_capacity` and its
@@ -805,7 +809,7 @@ pub const DESCRIPTOR_WORDS: usize = 4;
 /// these fit the counter's fields (no carry, no wrap).
 #[derive(Clone, Copy)]
 pub struct LongSegments<T> {
-    control: *mut u64,
+    counter: *mut u64,
     descriptors: *mut u64,
     tickets: *mut u32,
     partials: *mut T,
@@ -813,22 +817,22 @@ pub struct LongSegments<T> {
     chunk_capacity: u64,
     long_elements: u64,
     chunk_elements: u64,
-    parity: u64,
+    spare_counter: *mut u64,
 }
 
 impl<T: Pod> LongSegments<T> {
     /// The scratch and limits of one balanced launch pair (see the type's docs).
     ///
     /// # Safety
-    /// - `control` holds 2 global `u64`s, `parity` is 0 or 1, `descriptors` `descriptor_capacity *
+    /// - `counter` and `spare_counter` are two different global `u64`s, `descriptors` `descriptor_capacity *
     ///   DESCRIPTOR_WORDS` `u64`s, `tickets` `descriptor_capacity` `u32`s and `partials`
     ///   `chunk_capacity` `T`s, all valid, aligned and used by no other concurrent launch;
-    ///   `control` and `tickets` are accessed only atomically during a launch.
-    /// - When [`balanced_batches`] starts, `control[parity]` and `tickets` are 0 and no
-    ///   other launch uses `control[1 - parity]` (a zeroed allocation, then only these
-    ///   two kernels, one launch pair after the other, with `parity` alternating from one
-    ///   pair to the next, and [`balanced_chunks`] run after every [`balanced_batches`]
-    ///   that handed off a segment).
+    ///   the counters and `tickets` are accessed only atomically during a launch.
+    /// - When [`balanced_batches`] starts, `counter` and `tickets` are 0 and no other
+    ///   launch uses `spare_counter` (a zeroed allocation, then only these two kernels,
+    ///   one launch pair after the other, [`balanced_chunks`] run after every
+    ///   [`balanced_batches`] that handed off a segment, and the counters swapped after
+    ///   every call that ran [`balanced_chunks`]).
     /// - `long_elements >= 1`, `chunk_elements >= 1`; `chunk_capacity < 2^32`;
     ///   `descriptor_capacity + threads < 2^(64 - CHUNK_BITS)` and `chunk_capacity +
     ///   threads * ceil(len / chunk_elements) < 2^CHUNK_BITS` for the `threads` of the
@@ -836,7 +840,7 @@ impl<T: Pod> LongSegments<T> {
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub unsafe fn new(
-        control: *mut u64,
+        counter: *mut u64,
         descriptors: *mut u64,
         tickets: *mut u32,
         partials: *mut T,
@@ -844,10 +848,10 @@ impl<T: Pod> LongSegments<T> {
         chunk_capacity: u64,
         long_elements: u64,
         chunk_elements: u64,
-        parity: u64,
+        spare_counter: *mut u64,
     ) -> LongSegments<T> {
         LongSegments {
-            control,
+            counter,
             descriptors,
             tickets,
             partials,
@@ -855,26 +859,24 @@ impl<T: Pod> LongSegments<T> {
             chunk_capacity,
             long_elements,
             chunk_elements,
-            parity,
+            spare_counter,
         }
     }
 
     /// The packed counter of this launch pair.
     #[inline(always)]
     fn counter(&self) -> &DeviceAtomicU64 {
-        // SAFETY: parity is 0 or 1, so a valid global u64 accessed only atomically during
-        // the launch (`new`).
-        unsafe { DeviceAtomicU64::from_ptr(self.control.add(self.parity as usize)) }
+        // SAFETY: a valid global u64 accessed only atomically during the launch (`new`).
+        unsafe { DeviceAtomicU64::from_ptr(self.counter) }
     }
 
     /// Clears the previous call's packed counter for the next call (see the type's docs);
-    /// one thread of [`balanced_batches`] calls this.
+    /// one thread of [`balanced_chunks`] calls this.
     #[inline(always)]
     fn clear_spare_counter(&self) {
-        // SAFETY: parity is 0 or 1, so control[1 - parity] is a valid global u64 that no
-        // other launch uses during this one (`new`); nothing else in this launch pair
-        // accesses it.
-        let spare = unsafe { DeviceAtomicU64::from_ptr(self.control.add(1 - self.parity as usize)) };
+        // SAFETY: a valid global u64 that no other launch uses during this one (`new`);
+        // nothing else in this launch pair accesses it.
+        let spare = unsafe { DeviceAtomicU64::from_ptr(self.spare_counter) };
         spare.store(0, Relaxed);
     }
 
@@ -1005,9 +1007,6 @@ pub unsafe fn balanced_batches<T: Pod, Op: Operator<T>>(
     let tile_index = lane / SHORT_LANES;
     let tiny_elements = TINY_BYTES / size_of::<T>().max(1) as u64;
     let short_elements = SHORT_BYTES / size_of::<T>().max(1) as u64;
-    if thread::global_index_x() == 0 {
-        long.clear_spare_counter();
-    }
     let step = thread::grid_threads_x() / 32 * 32;
     let mut first = thread::global_index_x() / 32 * 32;
     while first < segments.count() {
@@ -1159,6 +1158,9 @@ pub unsafe fn balanced_chunks<T: Pod, Op: Operator<T>>(
         }
         c += blocks;
     }
+    if rank == 0 && thread::linear_block_idx() == 0 {
+        long.clear_spare_counter();
+    }
 }
 
 /// `partials[first .. first + count]` folded in index order by the calling block (thread
@@ -1196,9 +1198,9 @@ unsafe fn fold_partials<T: Pod, Op: Operator<T>>(
 /// `(input: *const T, len: u64, offsets: *const u64, segment_len: u64, segments: u64,
 /// out: *mut T, error: *mut u64)`: the [`Segments`] of [`Segments::new`] (fixed length
 /// when `offsets` is null) reduced into `out[..segments]` by [`tile_per_segment`] or
-/// [`block_per_segment`]; the balanced two take the same seven, then `(control: *mut u64,
+/// [`block_per_segment`]; the balanced two take the same seven, then `(counter: *mut u64,
 /// descriptors: *mut u64, tickets: *mut u32, partials: *mut T, descriptor_capacity: u64,
-/// chunk_capacity: u64, long_elements: u64, chunk_elements: u64, parity: u64)`: the [`LongSegments`]
+/// chunk_capacity: u64, long_elements: u64, chunk_elements: u64, spare_counter: *mut u64)`: the [`LongSegments`]
 /// of [`LongSegments::new`], for [`balanced_batches`] and [`balanced_chunks`]. All are
 /// launched with blocks of [`BLOCK_THREADS`] and [`shared_bytes`]`::<T>()` bytes of
 /// dynamic shared memory.
@@ -1274,7 +1276,7 @@ macro_rules! segmented_reduce_kernels {
                 segments: u64,
                 out: *mut $t,
                 error: *mut u64,
-                control: *mut u64,
+                counter: *mut u64,
                 descriptors: *mut u64,
                 tickets: *mut u32,
                 partials: *mut $t,
@@ -1282,14 +1284,14 @@ macro_rules! segmented_reduce_kernels {
                 chunk_capacity: u64,
                 long_elements: u64,
                 chunk_elements: u64,
-                parity: u64,
+                spare_counter: *mut u64,
             ) {
                 // SAFETY: forwarded from the launch contract.
                 unsafe {
                     let segments =
                         $crate::reduce::segmented::Segments::new(input, len, offsets, segment_len, segments, error);
                     let long = $crate::reduce::segmented::LongSegments::new(
-                        control,
+                        counter,
                         descriptors,
                         tickets,
                         partials,
@@ -1297,7 +1299,7 @@ macro_rules! segmented_reduce_kernels {
                         chunk_capacity,
                         long_elements,
                         chunk_elements,
-                        parity,
+                        spare_counter,
                     );
                     $crate::reduce::segmented::$function(segments, out, long, $op)
                 }

@@ -109,8 +109,8 @@
 //! hand-off's scratch (two counters, descriptors and tickets, one partial per chunk: about
 //! 0.5 % of the input's bytes for `f32`), allocated zeroed at the first balanced call and
 //! grown for a longer input; calls with a chunk launch use the two counters in turn and
-//! each chunk launch clears the one the next call uses, so no launch clears the scratch
-//! and no block of the chunk launch waits for the others. For an
+//! each chunk launch clears the one the next call uses, so there is no memset or
+//! clearing launch between calls and no block of the chunk launch waits for the others. For an
 //! input so large that the scratch's counters could overflow (far past 2^40 elements)
 //! the call falls back to the fixed-length choice.
 //!
@@ -684,9 +684,12 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         // SAFETY: the balanced batch kernel of `warpsafe::segmented_reduce_kernels!`, its
         // parameter list: a 1-D launch of BLOCK_THREADS (a multiple of 32); the segments,
         // output and error word as for the other strategies (above); the scratch is this
-        // reducer's, of the capacities passed, used by one launch pair at a time (caller),
-        // allocated zeroed, its packed counter 0 (zeroed, cleared by the previous chunk
-        // launch, or left at 0 by a call without one: `LongSegments`), and
+        // reducer's, of the capacities passed, used by one launch pair at a time (caller:
+        // the earlier pairs ran before on this stream, or the `_on` caller orders them),
+        // allocated zeroed; its tickets are 0 (every chunk launch returns them to 0), its
+        // packed counter `counter` is 0 (zeroed, cleared by the previous chunk launch, or
+        // left at 0 by a call without one) and no launch in flight uses `spare_counter`
+        // (`LongSegments`); and
         // `limits.fit` checked the counter's fields for a wave of blocks (more than this
         // grid) and the 32-bit tickets; the chunk kernel follows
         // on the same stream below whenever a segment can be longer than `long_elements`.
@@ -702,18 +705,19 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         };
         // SAFETY: the balanced chunk kernel, with the same arguments, right after the batch
         // kernel on the same stream; a 1-D launch with its dynamic shared memory, fewer than
-        // 2^32 blocks.
+        // 2^32 blocks. It stores 0 into `spare_counter`, which nothing else of this pair
+        // uses (above).
         let launched = unsafe { self.device.launch_raw_on(stream, chunks, config, &args) };
         if let Some(scratch) = &mut self.scratch {
-            // This call's counter is left as it is; the chunk launch cleared the other.
-            scratch.use_other_counter = !scratch.use_other_counter;
+            // This call's counter is left as it is; the chunk launch clears the other.
+            scratch.next_is_second = !scratch.next_is_second;
         }
         self.forget_scratch_on_error(launched)
     }
 
     /// `result`, after dropping the balanced strategy's scratch when it is an error: a
-    /// launch pair that did not run to its end may have left the scratch's counters
-    /// non-zero, and the next call then allocates a zeroed one.
+    /// launch pair that did not run to its end may have left tickets non-zero or the next
+    /// call's counter not cleared, and the next call then allocates a zeroed scratch.
     fn forget_scratch_on_error(&mut self, result: Result<(), Error>) -> Result<(), Error> {
         if result.is_err() {
             self.scratch = None;
@@ -759,11 +763,11 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         };
         let device = &self.device;
         self.scratch = Some(LongScratch {
-            control: device.alloc_zeroed(2)?,
+            counters: device.alloc_zeroed(2)?,
             descriptors: device.alloc_zeroed(descriptors as usize * DESCRIPTOR_WORDS)?,
             tickets: device.alloc_zeroed(descriptors as usize)?,
             partials: device.alloc_zeroed(chunks as usize)?,
-            use_other_counter: false,
+            next_is_second: false,
         });
         Ok(())
     }
@@ -793,22 +797,23 @@ impl LongLimits {
 }
 
 /// The balanced strategy's scratch (`warpsafe::reduce::segmented::LongSegments`): zeroed
-/// when allocated; each launch pair clears the packed counter the next one uses.
+/// when allocated; each chunk launch clears the packed counter the next one uses.
 struct LongScratch<T> {
     /// The two packed counters: the next call's, and the one its chunk launch clears.
-    control: DeviceBuffer<u64>,
+    counters: DeviceBuffer<u64>,
     descriptors: DeviceBuffer<u64>,
     tickets: DeviceBuffer<u32>,
     partials: DeviceBuffer<T>,
-    /// Whether the next call uses `control[1]` rather than `control[0]`.
-    use_other_counter: bool,
+    /// Whether the next call uses `counters[1]` rather than `counters[0]`.
+    next_is_second: bool,
 }
 
 impl<T: Pod> LongScratch<T> {
     /// The device addresses of the next call's packed counter and of the other one.
     fn counters(&self) -> (u64, u64) {
-        let (first, second) = (self.control.device_address(), self.control.device_address() + 8);
-        if self.use_other_counter {
+        let first = self.counters.device_address();
+        let second = first + std::mem::size_of::<u64>() as u64;
+        if self.next_is_second {
             (second, first)
         } else {
             (first, second)

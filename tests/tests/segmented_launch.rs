@@ -510,9 +510,10 @@ fn around_limits(long: u64, chunk: u64) -> Vec<u64> {
 }
 
 /// `T` with `O` in the balanced strategy (and `Auto`, which is it for offsets) with tiny limits,
-/// on every pattern and the lengths around the limits, each called three times in a row
-/// (the calls use the scratch's two packed counters in turn, so the second and third find
-/// what the calls before them cleared).
+/// on every pattern and the lengths around the limits, each called four times in a row
+/// (calls with a chunk launch use the scratch's two packed counters in turn, so from the
+/// third call on each finds a counter that a chunk launch cleared; a pattern of at most
+/// `long` elements has no chunk launch, and its calls all use one counter).
 fn check_balanced<T: Element, O: SegmentedReduction<T>>(device: &Device, what: &str) {
     let scale = if on_gpu(device) { 40 } else { 1 };
     let max_blocks = if on_gpu(device) { None } else { Some(3) };
@@ -543,7 +544,7 @@ fn check_balanced<T: Element, O: SegmentedReduction<T>>(device: &Device, what: &
                 let (expected, exact) = model(&data, &offsets, O::default());
                 let input = device.upload(&data).unwrap();
                 let offsets_buffer = device.upload(&offsets).unwrap();
-                for call in 0..3 {
+                for call in 0..4 {
                     let sentinel = T::of(0xbeef + call);
                     let mut output = device.upload(&vec![sentinel; lengths.len() + 1]).unwrap();
                     reducer.reduce_offsets(&input, &offsets_buffer, &mut output).unwrap();
@@ -565,6 +566,54 @@ fn balanced_splits_long_segments_into_chunks() {
         check_balanced::<f32, Sum>(&device, "f32 sum");
         check_balanced::<f64, Min>(&device, "f64 min");
         check_balanced::<Affine, Compose>(&device, "affine composition");
+    }
+}
+
+#[test]
+fn balanced_calls_with_and_without_a_chunk_launch_reuse_the_cleared_counters() {
+    // One reducer, its scratch allocated for the largest input first, then calls with a
+    // chunk launch (inputs longer than `long_elements`) and without one (at most that
+    // long) in an order that makes each counter serve after a chunk launch cleared it and
+    // after a call that left it untouched.
+    const LONG: u64 = 16;
+    let with_chunks: [&[u64]; 2] = [&[100, 3, 40, 1, 17, 0, 33], &[20, 2, 64, 5]];
+    let without_chunks: &[u64] = &[3, 5, 0, 2];
+    let calls = [
+        with_chunks[0],
+        without_chunks,
+        with_chunks[1],
+        with_chunks[0],
+        without_chunks,
+        with_chunks[1],
+        with_chunks[0],
+    ];
+    for device in test_devices("segmented_balanced_counters") {
+        let max_blocks = if on_gpu(&device) { None } else { Some(3) };
+        let options = SegmentedOptions {
+            max_blocks,
+            long_elements: Some(LONG),
+            chunk_elements: Some(LONG),
+            strategy: SegmentStrategy::Balanced,
+            ..Default::default()
+        };
+        let mut reducer = SegmentedReducer::<i32, Sum>::with_options(&device, options).unwrap();
+        for (call, lengths) in calls.iter().enumerate() {
+            let offsets = offsets_of(5, lengths);
+            let n = *offsets.last().unwrap() as usize + 1;
+            assert_eq!(
+                n as u64 > LONG,
+                !std::ptr::eq(*lengths, without_chunks),
+                "call {call}: its input's length"
+            );
+            let data: Vec<i32> = random(n, call as u64).into_iter().map(i32::of).collect();
+            let (expected, exact) = model(&data, &offsets, Sum);
+            let input = device.upload(&data).unwrap();
+            let mut output = device.upload(&vec![-7i32; lengths.len() + 1]).unwrap();
+            reducer.reduce_offsets(&input, &device.upload(&offsets).unwrap(), &mut output).unwrap();
+            let got = output.download().unwrap();
+            compare(&got[..lengths.len()], &expected, &exact, lengths, &format!("counters, call {call}"));
+            assert_eq!(got[lengths.len()], -7, "call {call}: wrote past the segments");
+        }
     }
 }
 

@@ -752,10 +752,12 @@ pub const DESCRIPTOR_WORDS: usize = 4;
 
 /// The scratch the balanced strategy ([`balanced_batches`] then [`balanced_chunks`])
 /// hands long segments over in, with its limits. The host owns it, allocates it zeroed,
-/// and never writes it afterwards: the kernels clear what they use (see below).
+/// and never writes it afterwards: the chunk launch returns the tickets to 0 and clears
+/// the counter that the previous launch pair used (see below).
 ///
 /// - `counter`, the *packed counter* of this launch pair (the host owns two and switches
-///   to the other after each call that runs [`balanced_chunks`]): `(descriptors << CHUNK_BITS) | chunks`, the long
+///   to the other after each call that runs [`balanced_chunks`]):
+///   `(descriptors << CHUNK_BITS) | chunks`, the long
 ///   segments handed off so far and their chunks. A segment of `n` elements takes
 ///   descriptor `old >> CHUNK_BITS` and chunks `old & (2^CHUNK_BITS - 1) ..` plus
 ///   `ceil(n / chunk_elements)` with one 64-bit `atom.add` of `(1 << CHUNK_BITS) |
@@ -781,10 +783,12 @@ pub const DESCRIPTOR_WORDS: usize = 4;
 ///    with a ticket in place of the barrier's wait.
 /// 3. `atom.inc` stores 0 when it hands out the last ticket, so every ticket is 0 again
 ///    when the launch ends (every chunk of a descriptor takes exactly one).
-/// 4. The first thread of [`balanced_chunks`] stores 0 into `spare_counter`, which the
-///    previous call with a chunk launch used: that call's kernels have ended (it comes
-///    before this one in stream order), nothing of this pair touches that word, and the
-///    next call, which uses it, finds it at 0. A call without a chunk launch (an input of
+/// 4. Thread 0 of block 0 of [`balanced_chunks`], after its chunks, stores 0 into
+///    `spare_counter`, which the previous call with a chunk launch used (or which is
+///    still zeroed, for a new scratch): that call's kernels have ended (they come before
+///    this pair in stream order, or the caller of the host's `_on` calls orders them),
+///    nothing of this pair touches that word, and the next call, which uses it, finds it
+///    at 0 (the kernel boundary orders the store before it). A call without a chunk launch (an input of
 ///    at most `long_elements` elements) hands nothing off, so its counter stays 0 and the
 ///    next call uses it again. So no launch clears the scratch and no block waits for the
 ///    others to clear its own counter: the chunk kernel's blocks end when their chunks
@@ -1085,8 +1089,9 @@ fn nth_lane(lanes: u32, n: u32) -> Option<u32> {
 /// with `Segments::fold` and the block's threads, and hands the partial on with the
 /// ticket protocol of [`LongSegments`]: the block with a descriptor's last ticket folds
 /// its partials in chunk order (so operators need not commute) and writes the segment's
-/// result. Launched
-/// with [`shared_bytes`]`::<T>()` bytes of dynamic shared memory.
+/// result; block 0 then clears the spare counter for the next call (item 4 of
+/// [`LongSegments`]). Launched with [`shared_bytes`]`::<T>()` bytes of dynamic shared
+/// memory.
 ///
 /// A segment's order of combination depends only on its length, its address,
 /// `chunk_elements` and the block size.
@@ -1200,8 +1205,8 @@ unsafe fn fold_partials<T: Pod, Op: Operator<T>>(
 /// when `offsets` is null) reduced into `out[..segments]` by [`tile_per_segment`] or
 /// [`block_per_segment`]; the balanced two take the same seven, then `(counter: *mut u64,
 /// descriptors: *mut u64, tickets: *mut u32, partials: *mut T, descriptor_capacity: u64,
-/// chunk_capacity: u64, long_elements: u64, chunk_elements: u64, spare_counter: *mut u64)`: the [`LongSegments`]
-/// of [`LongSegments::new`], for [`balanced_batches`] and [`balanced_chunks`]. All are
+/// chunk_capacity: u64, long_elements: u64, chunk_elements: u64, spare_counter: *mut
+/// u64)`: the [`LongSegments`] of [`LongSegments::new`], for [`balanced_batches`] and [`balanced_chunks`]. All are
 /// launched with blocks of [`BLOCK_THREADS`] and [`shared_bytes`]`::<T>()` bytes of
 /// dynamic shared memory.
 ///

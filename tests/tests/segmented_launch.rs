@@ -594,7 +594,6 @@ fn balanced_calls_with_and_without_a_chunk_launch_reuse_the_cleared_counters() {
             long_elements: Some(LONG),
             chunk_elements: Some(LONG),
             strategy: SegmentStrategy::Balanced,
-            ..Default::default()
         };
         let mut reducer = SegmentedReducer::<i32, Sum>::with_options(&device, options).unwrap();
         for (call, lengths) in calls.iter().enumerate() {

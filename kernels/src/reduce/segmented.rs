@@ -788,14 +788,15 @@ pub const DESCRIPTOR_WORDS: usize = 4;
 ///    still zeroed, for a new scratch): that call's kernels have ended (they come before
 ///    this pair in stream order, or the caller of the host's `_on` calls orders them),
 ///    nothing of this pair touches that word, and the next call, which uses it, finds it
-///    at 0 (the kernel boundary orders the store before it). A call without a chunk launch (an input of
-///    at most `long_elements` elements) hands nothing off, so its counter stays 0 and the
-///    next call uses it again. So no launch clears the scratch and no block waits for the
-///    others to clear its own counter: the chunk kernel's blocks end when their chunks
-///    are done. (Until 2026-11-27 they met at a grid-wide ticket first, whose last block
-///    cleared the counter. Measured on an H100 that day, Nsight Compute, power-law mix of
-///    `f32`: the chunk kernel without it took 20.2 and 175 us at 2^24 and 2^28 against
-///    21.1 and 191, with 64 registers against 80. Clearing the spare counter in
+///    at 0 (the kernel boundary orders the store before it). A call without a chunk
+///    launch (an input of at most `long_elements` elements) hands nothing off, so its
+///    counter stays 0 and the next call uses it again. So no launch clears the scratch
+///    and no block waits for the others to clear its own counter: the chunk kernel's
+///    blocks end when their chunks are done. (Until 2026-11-27 they met at a grid-wide
+///    ticket first, whose last block cleared the counter. Measured on an H100 that day,
+///    power-law mix of `f32`, `segreduce-bench`: a call took 9.8-10.1 us at 2^16 against
+///    10.7-11.1 with the ticket, and 701 us at 2^28 against 703-707; Nsight Compute, the
+///    chunk kernel at 2^28: 184 us against 187. Clearing the spare counter in
 ///    [`balanced_batches`] instead made that kernel 13 % slower, with the same registers.)
 ///
 /// # Limits
@@ -828,9 +829,10 @@ impl<T: Pod> LongSegments<T> {
     /// The scratch and limits of one balanced launch pair (see the type's docs).
     ///
     /// # Safety
-    /// - `counter` and `spare_counter` are two different global `u64`s, `descriptors` `descriptor_capacity *
-    ///   DESCRIPTOR_WORDS` `u64`s, `tickets` `descriptor_capacity` `u32`s and `partials`
-    ///   `chunk_capacity` `T`s, all valid, aligned and used by no other concurrent launch;
+    /// - `counter` and `spare_counter` are two different global `u64`s, `descriptors`
+    ///   `descriptor_capacity * DESCRIPTOR_WORDS` `u64`s, `tickets` `descriptor_capacity`
+    ///   `u32`s and `partials` `chunk_capacity` `T`s, all valid, aligned and used by no
+    ///   other concurrent launch;
     ///   the counters and `tickets` are accessed only atomically during a launch.
     /// - When [`balanced_batches`] starts, `counter` and `tickets` are 0 and no other
     ///   launch uses `spare_counter` (a zeroed allocation, then only these two kernels,
@@ -1206,9 +1208,9 @@ unsafe fn fold_partials<T: Pod, Op: Operator<T>>(
 /// [`block_per_segment`]; the balanced two take the same seven, then `(counter: *mut u64,
 /// descriptors: *mut u64, tickets: *mut u32, partials: *mut T, descriptor_capacity: u64,
 /// chunk_capacity: u64, long_elements: u64, chunk_elements: u64, spare_counter: *mut
-/// u64)`: the [`LongSegments`] of [`LongSegments::new`], for [`balanced_batches`] and [`balanced_chunks`]. All are
-/// launched with blocks of [`BLOCK_THREADS`] and [`shared_bytes`]`::<T>()` bytes of
-/// dynamic shared memory.
+/// u64)`: the [`LongSegments`] of [`LongSegments::new`], for [`balanced_batches`] and
+/// [`balanced_chunks`]. All are launched with blocks of [`BLOCK_THREADS`] and
+/// [`shared_bytes`]`::<T>()` bytes of dynamic shared memory.
 ///
 /// ```
 /// /// Concatenation of digits: `a ⊕ b = a * 10 + b`, which does not commute.

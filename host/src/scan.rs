@@ -59,8 +59,8 @@
 //! ```
 //!
 //! # What each call does
-//! One launch of one block per tile (256 threads, each with a run of 128 bytes, at most
-//! 32 elements in a selection: 8192 `f32`s) of the kernels in `warpsafe::scan`: every block
+//! One launch of one block per tile (128 threads, each with a run of 256 bytes, at most
+//! 64 elements in a selection: 8192 `f32`s) of the kernels in `warpsafe::scan`: every block
 //! loads its tile once, publishes the tile's aggregate, finds its prefix by decoupled
 //! look-back over the earlier tiles' status words, and writes its tile once. There is no
 //! initialisation launch: status words carry the launch's epoch, so words of earlier launches read as

@@ -54,7 +54,12 @@ fn segmented_reduce_kernels_read_16_byte_vectors() {
     let fold = 2 * LOADS_IN_FLIGHT;
     let rows = fold + 4 * LOADS_IN_FLIGHT;
     for &(sm, ptx) in warpsafe_host::ptx::EMBEDDED {
-        for (ty, load) in [("sum_f32", "ld.global.nc.v4.b32"), ("max_u64", "ld.global.nc.v2.b64")] {
+        let hint = if sm >= 90 { ".L2::256B" } else { "" };
+        for (ty, load) in [
+            ("sum_f32", format!("ld.global.nc{hint}.v4.b32")),
+            ("max_u64", format!("ld.global.nc{hint}.v2.b64")),
+        ] {
+            let load = load.as_str();
             let expected = [
                 ("thread", load, rows, "vector fold and warp-row loads"),
                 ("thread", "st.global.v4.b32", 1, "16-byte store of packed results"),

@@ -147,13 +147,15 @@ fn loops(body: &str) -> Vec<Vec<&str>> {
     found
 }
 
-/// The vector-load instruction of the hot loop for a type: 16 bytes through the read-only
-/// cache, as two 64-bit words for 64-bit elements.
-fn vector_load(ty: &str) -> &'static str {
-    if ty.ends_with("64") {
-        "ld.global.nc.v2.b64"
-    } else {
-        "ld.global.nc.v4.b32"
+/// The vector-load instruction of the hot loop for a type on `sm_<sm>`: 16 bytes through
+/// the read-only cache, as two 64-bit words for 64-bit elements, with the L2 prefetch hint
+/// on sm_90.
+fn vector_load(ty: &str, sm: u32) -> &'static str {
+    match (ty.ends_with("64"), sm >= 90) {
+        (true, true) => "ld.global.nc.L2::256B.v2.b64",
+        (true, false) => "ld.global.nc.v2.b64",
+        (false, true) => "ld.global.nc.L2::256B.v4.b32",
+        (false, false) => "ld.global.nc.v4.b32",
     }
 }
 
@@ -178,7 +180,7 @@ fn hot_loop_is_four_unrolled_read_only_vector_loads() {
             for strategy in STRATEGIES {
                 let name = format!("warpsafe_reduce_{op}_{ty}_{strategy}");
                 let body = kernel_body(ptx, &name);
-                let load = vector_load(ty);
+                let load = vector_load(ty, sm);
                 let hot: Vec<Vec<&str>> =
                     loops(body).into_iter().filter(|l| l.iter().any(|i| i.contains(load))).collect();
                 assert_eq!(hot.len(), 1, "sm_{sm} {name}: expected one loop of {load}, found {}", hot.len());

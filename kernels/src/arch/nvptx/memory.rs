@@ -427,20 +427,52 @@ pub unsafe fn barrier_red_or(id: u32, predicate: bool) -> bool {
     unsafe { llvm::barrier_cta_red_or_all(id, predicate) }
 }
 
+/// The instruction of [`load_global_nc_16`]: with the L2 prefetch hint in the sm_90 build
+/// (the hint needs PTX ISA 7.4, and LLVM declares 7.0 for sm_70 and sm_80). A macro,
+/// since an `asm!` template must be a literal.
+#[cfg(target_feature = "sm_90")]
+macro_rules! nc_load_v4_b32 {
+    () => {
+        "ld.global.nc.L2::256B.v4.b32 {{{a}, {b}, {c}, {d}}}, [{global}];"
+    };
+}
+#[cfg(not(target_feature = "sm_90"))]
+macro_rules! nc_load_v4_b32 {
+    () => {
+        "ld.global.nc.v4.b32 {{{a}, {b}, {c}, {d}}}, [{global}];"
+    };
+}
+
+/// `nc_load_v4_b32` for two 64-bit words ([`load_global_nc_16_b64`]).
+#[cfg(target_feature = "sm_90")]
+macro_rules! nc_load_v2_b64 {
+    () => {
+        "ld.global.nc.L2::256B.v2.b64 {{{a}, {b}}}, [{global}];"
+    };
+}
+#[cfg(not(target_feature = "sm_90"))]
+macro_rules! nc_load_v2_b64 {
+    () => {
+        "ld.global.nc.v2.b64 {{{a}, {b}}}, [{global}];"
+    };
+}
+
 /// `ld.global.nc.v2.b64`: 16 bytes as two 64-bit words through the read-only,
 /// non-coherent data cache (CUDA C++'s `__ldg`), after `cvta.to.global` of the generic
-/// address; the form for 64-bit elements.
+/// address; the form for 64-bit elements. With the L2 prefetch hint of
+/// [`load_global_nc_16`] on sm_90.
 ///
 /// # Safety
 /// As for [`load_global_nc_16`].
 #[inline(always)]
 pub unsafe fn load_global_nc_16_b64(ptr: *const [u64; 2]) -> [u64; 2] {
     let (a, b): (u64, u64);
-    // SAFETY: the caller's contract; reads 16 bytes, writes nothing.
+    // SAFETY: the caller's contract; reads 16 bytes, writes nothing (the hint only asks
+    // the L2 cache to fetch the surrounding 256 bytes).
     unsafe {
         asm!(
             "cvta.to.global.u64 {global}, {ptr};",
-            "ld.global.nc.v2.b64 {{{a}, {b}}}, [{global}];",
+            nc_load_v2_b64!(),
             ptr = in(reg64) ptr,
             global = out(reg64) _,
             a = out(reg64) a,
@@ -493,7 +525,14 @@ pub unsafe fn red_shared_add_u32_at(base: *mut u32, byte_offset: u32, value: u32
 }
 
 /// `ld.global.nc.v4.b32`: 16 bytes through the read-only, non-coherent data cache (CUDA
-/// C++'s `__ldg`), after `cvta.to.global` of the generic address.
+/// C++'s `__ldg`), after `cvta.to.global` of the generic address. On sm_90 with the
+/// `.L2::256B` prefetch-size hint (PTX ISA 7.4), which asks the L2 cache to fetch
+/// the whole 256-byte block around the access: measured on an H100 (2026-11-27, two
+/// interleaved rounds per binary), the segmented reduce's power-law mix, whose short
+/// segments read a few vectors each, ran 680-682 us at 2^28 `f32`s against 704-705
+/// without it (and 66.3-66.7 against 67.8-68.0 at 2^24); grid reductions, the block
+/// strategy at L = 65536, L = 1024 and histograms, which stream whole rows, took the same
+/// time either way.
 ///
 /// # Safety
 /// `ptr` is a generic address of global memory, 16-byte aligned and readable for 16 bytes,
@@ -502,11 +541,12 @@ pub unsafe fn red_shared_add_u32_at(base: *mut u32, byte_offset: u32, value: u32
 #[inline(always)]
 pub unsafe fn load_global_nc_16(ptr: *const [u32; 4]) -> [u32; 4] {
     let (a, b, c, d): (u32, u32, u32, u32);
-    // SAFETY: the caller's contract; reads 16 bytes, writes nothing.
+    // SAFETY: the caller's contract; reads 16 bytes, writes nothing (the hint only asks
+    // the L2 cache to fetch the surrounding 256 bytes).
     unsafe {
         asm!(
             "cvta.to.global.u64 {global}, {ptr};",
-            "ld.global.nc.v4.b32 {{{a}, {b}, {c}, {d}}}, [{global}];",
+            nc_load_v4_b32!(),
             ptr = in(reg64) ptr,
             global = out(reg64) _,
             a = out(reg32) a,

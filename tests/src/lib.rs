@@ -63,6 +63,18 @@ pub fn kernel_body<'p>(ptx: &'p str, name: &str) -> &'p str {
     &rest[..end]
 }
 
+/// The read-only 16-byte vector load that warpsafe's kernels use on `sm_<sm>`
+/// (`warpsafe::arch::load_global_nc_16`, and its two-word form for 64-bit elements when
+/// `wide`): with the `.L2::256B` prefetch hint from sm_90 on.
+pub fn read_only_vector_load(sm: u32, wide: bool) -> &'static str {
+    match (wide, sm >= 90) {
+        (true, true) => "ld.global.nc.L2::256B.v2.b64",
+        (true, false) => "ld.global.nc.v2.b64",
+        (false, true) => "ld.global.nc.L2::256B.v4.b32",
+        (false, false) => "ld.global.nc.v4.b32",
+    }
+}
+
 /// The workspace's root directory.
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ is inside the workspace").to_path_buf()

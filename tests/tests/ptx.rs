@@ -2,7 +2,7 @@
 //! instructions it contains, and ptxas assembling it with no register spills.
 
 use warpsafe_build::{Arch, BuildError, Builder};
-use warpsafe_tests::{assemble, kernel_body, nvptx_target_dir, workspace_root};
+use warpsafe_tests::{assemble, kernel_body, nvptx_target_dir, read_only_vector_load, workspace_root};
 
 const ARCHS: [Arch; 3] = [Arch::SM_70, Arch::SM_80, Arch::SM_90];
 
@@ -54,12 +54,9 @@ fn segmented_reduce_kernels_read_16_byte_vectors() {
     let fold = 2 * LOADS_IN_FLIGHT;
     let rows = fold + 4 * LOADS_IN_FLIGHT;
     for &(sm, ptx) in warpsafe_host::ptx::EMBEDDED {
-        let hint = if sm >= 90 { ".L2::256B" } else { "" };
-        for (ty, load) in [
-            ("sum_f32", format!("ld.global.nc{hint}.v4.b32")),
-            ("max_u64", format!("ld.global.nc{hint}.v2.b64")),
-        ] {
-            let load = load.as_str();
+        for (ty, load) in
+            [("sum_f32", read_only_vector_load(sm, false)), ("max_u64", read_only_vector_load(sm, true))]
+        {
             let expected = [
                 ("thread", load, rows, "vector fold and warp-row loads"),
                 ("thread", "st.global.v4.b32", 1, "16-byte store of packed results"),

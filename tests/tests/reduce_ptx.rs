@@ -7,7 +7,7 @@
 //! 0 spill bytes and few enough registers that at least four 256-thread blocks fit on an
 //! sm_80/sm_90 multiprocessor (64 registers) and three on sm_70 (80).
 
-use warpsafe_tests::{assemble, kernel_body, note, test_ptx};
+use warpsafe_tests::{assemble, kernel_body, note, read_only_vector_load, test_ptx};
 
 const OPS_ALL: [&str; 3] = ["sum", "min", "max"];
 const OPS_INT: [&str; 3] = ["and", "or", "xor"];
@@ -147,18 +147,6 @@ fn loops(body: &str) -> Vec<Vec<&str>> {
     found
 }
 
-/// The vector-load instruction of the hot loop for a type on `sm_<sm>`: 16 bytes through
-/// the read-only cache, as two 64-bit words for 64-bit elements, with the L2 prefetch hint
-/// on sm_90.
-fn vector_load(ty: &str, sm: u32) -> &'static str {
-    match (ty.ends_with("64"), sm >= 90) {
-        (true, true) => "ld.global.nc.L2::256B.v2.b64",
-        (true, false) => "ld.global.nc.v2.b64",
-        (false, true) => "ld.global.nc.L2::256B.v4.b32",
-        (false, false) => "ld.global.nc.v4.b32",
-    }
-}
-
 #[test]
 fn every_grid_reduction_kernel_exists_for_sm70_sm80_sm90() {
     let archs: Vec<u32> = warpsafe_host::ptx::EMBEDDED.iter().map(|(sm, _)| *sm).collect();
@@ -180,7 +168,7 @@ fn hot_loop_is_four_unrolled_read_only_vector_loads() {
             for strategy in STRATEGIES {
                 let name = format!("warpsafe_reduce_{op}_{ty}_{strategy}");
                 let body = kernel_body(ptx, &name);
-                let load = vector_load(ty, sm);
+                let load = read_only_vector_load(sm, ty.ends_with("64"));
                 let hot: Vec<Vec<&str>> =
                     loops(body).into_iter().filter(|l| l.iter().any(|i| i.contains(load))).collect();
                 assert_eq!(hot.len(), 1, "sm_{sm} {name}: expected one loop of {load}, found {}", hot.len());

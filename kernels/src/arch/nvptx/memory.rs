@@ -427,33 +427,20 @@ pub unsafe fn barrier_red_or(id: u32, predicate: bool) -> bool {
     unsafe { llvm::barrier_cta_red_or_all(id, predicate) }
 }
 
-/// The instruction of [`load_global_nc_16`]: with the L2 prefetch hint in the sm_90 build
-/// (the hint needs PTX ISA 7.4, and LLVM declares 7.0 for sm_70 and sm_80). A macro,
-/// since an `asm!` template must be a literal.
+/// The instruction of [`load_global_nc_16`] and [`load_global_nc_16_b64`], `ld.global.nc`
+/// followed by the given vector and operands: with the L2 prefetch hint in the sm_90
+/// build (the hint needs PTX ISA 7.4, and LLVM declares 7.0 for sm_70 and sm_80). A
+/// macro, since an `asm!` template must be a literal.
 #[cfg(target_feature = "sm_90")]
-macro_rules! nc_load_v4_b32 {
-    () => {
-        "ld.global.nc.L2::256B.v4.b32 {{{a}, {b}, {c}, {d}}}, [{global}];"
+macro_rules! nc_load {
+    ($rest:literal) => {
+        concat!("ld.global.nc.L2::256B", $rest)
     };
 }
 #[cfg(not(target_feature = "sm_90"))]
-macro_rules! nc_load_v4_b32 {
-    () => {
-        "ld.global.nc.v4.b32 {{{a}, {b}, {c}, {d}}}, [{global}];"
-    };
-}
-
-/// `nc_load_v4_b32` for two 64-bit words ([`load_global_nc_16_b64`]).
-#[cfg(target_feature = "sm_90")]
-macro_rules! nc_load_v2_b64 {
-    () => {
-        "ld.global.nc.L2::256B.v2.b64 {{{a}, {b}}}, [{global}];"
-    };
-}
-#[cfg(not(target_feature = "sm_90"))]
-macro_rules! nc_load_v2_b64 {
-    () => {
-        "ld.global.nc.v2.b64 {{{a}, {b}}}, [{global}];"
+macro_rules! nc_load {
+    ($rest:literal) => {
+        concat!("ld.global.nc", $rest)
     };
 }
 
@@ -472,7 +459,7 @@ pub unsafe fn load_global_nc_16_b64(ptr: *const [u64; 2]) -> [u64; 2] {
     unsafe {
         asm!(
             "cvta.to.global.u64 {global}, {ptr};",
-            nc_load_v2_b64!(),
+            nc_load!(".v2.b64 {{{a}, {b}}}, [{global}];"),
             ptr = in(reg64) ptr,
             global = out(reg64) _,
             a = out(reg64) a,
@@ -546,7 +533,7 @@ pub unsafe fn load_global_nc_16(ptr: *const [u32; 4]) -> [u32; 4] {
     unsafe {
         asm!(
             "cvta.to.global.u64 {global}, {ptr};",
-            nc_load_v4_b32!(),
+            nc_load!(".v4.b32 {{{a}, {b}, {c}, {d}}}, [{global}];"),
             ptr = in(reg64) ptr,
             global = out(reg64) _,
             a = out(reg32) a,

@@ -570,6 +570,37 @@ fn balanced_splits_long_segments_into_chunks() {
 }
 
 #[test]
+fn balanced_chunks_find_their_descriptors_among_many() {
+    // 1 500 long segments (each one chunk, between short ones): the chunk kernel's
+    // warp-wide search for a chunk's descriptor takes two rounds of 32 candidates before
+    // its last one (more than 1 024 descriptors), and blocks that loop over chunks search
+    // from their previous descriptor. Every long segment's sum is checked.
+    const LONG: u64 = 16;
+    let lengths: Vec<u64> = (0..3000u64).map(|s| if s % 2 == 0 { LONG + 1 + s % 7 } else { s % 5 }).collect();
+    assert!(lengths.iter().filter(|&&l| l > LONG).count() > 1024);
+    for device in test_devices("segmented_balanced_search") {
+        let max_blocks = if on_gpu(&device) { None } else { Some(3) };
+        let options = SegmentedOptions {
+            max_blocks,
+            long_elements: Some(LONG),
+            chunk_elements: Some(2 * LONG),
+            strategy: SegmentStrategy::Balanced,
+        };
+        let mut reducer = SegmentedReducer::<i32, Sum>::with_options(&device, options).unwrap();
+        let offsets = offsets_of(3, &lengths);
+        let n = *offsets.last().unwrap() as usize + 1;
+        let data: Vec<i32> = random(n, 29).into_iter().map(i32::of).collect();
+        let (expected, exact) = model(&data, &offsets, Sum);
+        let input = device.upload(&data).unwrap();
+        let mut output = device.upload(&vec![-7i32; lengths.len() + 1]).unwrap();
+        reducer.reduce_offsets(&input, &device.upload(&offsets).unwrap(), &mut output).unwrap();
+        let got = output.download().unwrap();
+        compare(&got[..lengths.len()], &expected, &exact, &lengths, "many long segments");
+        assert_eq!(got[lengths.len()], -7, "wrote past the segments");
+    }
+}
+
+#[test]
 fn balanced_calls_with_and_without_a_chunk_launch_reuse_the_cleared_counters() {
     // One reducer, its scratch allocated for the largest input first, then calls with a
     // chunk launch (inputs longer than `long_elements`) and without one (at most that

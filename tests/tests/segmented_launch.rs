@@ -793,7 +793,15 @@ fn auto_picks_by_average_length() {
     assert_eq!(pick(32 << 20, 1 << 20), SegmentStrategy::Tile4);
     assert_eq!(pick(128 << 20, 1 << 20), SegmentStrategy::Tile16);
     assert_eq!(pick(1024 << 10, 1 << 10), SegmentStrategy::Warp);
+    assert_eq!(pick(2048 << 10, 1 << 10), SegmentStrategy::Warp);
     assert_eq!(pick(65536 << 10, 1 << 10), SegmentStrategy::Block);
+    // Longer than 2048: a warp each only with at least 2048 segments, up to 16384.
+    assert_eq!(pick(4096 << 8, 1 << 8), SegmentStrategy::Block);
+    assert_eq!(pick(4096 << 11, 1 << 11), SegmentStrategy::Warp);
+    assert_eq!(pick((4096 << 11) - 1, (1 << 11) - 1), SegmentStrategy::Block);
+    assert_eq!(pick(16384 << 14, 1 << 14), SegmentStrategy::Warp);
+    assert_eq!(pick((16384 << 14) + (1 << 14), 1 << 14), SegmentStrategy::Block);
+    assert_eq!(pick(32768 << 13, 1 << 13), SegmentStrategy::Block);
     assert_eq!(pick(0, 0), SegmentStrategy::Thread);
     // Auto: balanced for offsets (whatever the lengths); for a fixed length the warp rows
     // (32 bytes of i32) or else the average.

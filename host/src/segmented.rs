@@ -723,8 +723,9 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
             ..LaunchConfig::linear(chunk_capacity.min(cap as u64).max(1) as u32, BLOCK_THREADS)
         };
         // SAFETY: the balanced chunk kernel, with the same arguments, right after the batch
-        // kernel on the same stream; a 1-D launch with its dynamic shared memory, fewer than
-        // 2^32 blocks. It stores 0 into `spare_counter`, which nothing else of this pair
+        // kernel on the same stream; a 1-D launch of BLOCK_THREADS (256, a multiple of 32)
+        // threads with its dynamic shared memory, fewer than 2^32 blocks. It stores 0 into
+        // `spare_counter`, which nothing else of this pair
         // uses (above).
         let launched = unsafe { self.device.launch_raw_on(stream, chunks, config, &args) };
         if let Some(scratch) = &mut self.scratch {

@@ -957,7 +957,8 @@ impl<T: Pod> LongSegments<T> {
     /// # Safety
     /// `from < to`, every descriptor of `from..to` readable as for
     /// [`LongSegments::descriptor_word`], and descriptor `from`'s first chunk is at most
-    /// `chunk`. Every lane of `warp` calls this together with the same arguments.
+    /// `chunk`. `warp` has all 32 lanes, and every one calls this together with the same
+    /// arguments.
     #[inline(always)]
     unsafe fn find_descriptor(
         &self,
@@ -1125,8 +1126,9 @@ fn nth_lane(lanes: u32, n: u32) -> Option<u32> {
 /// `chunk_elements` and the block size.
 ///
 /// # Safety
-/// - A one-dimensional launch of fewer than 2^32 blocks with that dynamic shared memory,
-///   which nothing else uses; every thread runs this once.
+/// - A one-dimensional launch of fewer than 2^32 blocks of a multiple of 32 threads (the
+///   descriptor search takes 32 candidates a round from whole warps) with that dynamic
+///   shared memory, which nothing else uses; every thread runs this once.
 /// - Launched after [`balanced_batches`] on the same stream, with the same `segments`,
 ///   `out` and `long`.
 #[inline(always)]

@@ -811,6 +811,51 @@ fn auto_picks_by_average_length() {
     assert_eq!(reducer.strategy_for_fixed(12 << 20, 12), SegmentStrategy::Tile4);
 }
 
+/// Auto's rule for long averages on the device (GPU only: 2048 segments of more than 2048
+/// elements are millions of elements, too many for the emulator; the rule itself is
+/// checked above): the fixed form with average lengths 2049 to 16384 (whole elements per
+/// segment, rounded down) and at least 2048 segments gives the warp strategy's bits; with
+/// fewer segments, or longer ones, the block strategy's. Random
+/// floats make the two strategies' orders of combination give other bits, which the test
+/// checks first, so a wrong pick cannot pass.
+#[test]
+fn auto_reduces_many_long_segments_with_the_warp_strategy_on_the_gpu() {
+    let Some(device) = warpsafe_tests::gpu_or_skip("segmented_auto_long").map(Device::from) else { return };
+    let mut rng = StdRng::seed_from_u64(29);
+    let mut reducer = SegmentedReducer::<f32, Sum>::new(&device).unwrap();
+    for (segment_len, segments, expected) in [
+        (2050, 2048, SegmentStrategy::Warp),
+        (4096, 2048, SegmentStrategy::Warp),
+        (8192, 2100, SegmentStrategy::Warp),
+        (16384, 2048, SegmentStrategy::Warp),
+        (4096, 2047, SegmentStrategy::Block),
+        (16386, 2048, SegmentStrategy::Block),
+    ] {
+        // The last segment one element short: a partial one at the end.
+        let n = segment_len * segments - 1;
+        let data: Vec<f32> = (0..n).map(|_| rng.gen_range(-1.0f32..1.0)).collect();
+        let input = device.upload(&data).unwrap();
+        let mut results = Vec::new();
+        for strategy in [SegmentStrategy::Warp, SegmentStrategy::Block, SegmentStrategy::Auto] {
+            reducer.set_strategy(strategy);
+            let mut output = device.alloc_zeroed::<f32>(segments as usize).unwrap();
+            reducer.reduce_fixed(&input, segment_len, &mut output).unwrap();
+            results.push(output.download().unwrap());
+        }
+        let what = format!("{segments} segments of {segment_len}");
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_ne!(bits(&results[0]), bits(&results[1]), "{what}: warp and block orders must differ");
+        let picked = if expected == SegmentStrategy::Warp { &results[0] } else { &results[1] };
+        assert_eq!(bits(&results[2]), bits(picked), "{what}: Auto must give the {expected:?} strategy's bits");
+        reducer.set_strategy(SegmentStrategy::Auto);
+        assert_eq!(reducer.strategy_for_fixed(n, segment_len), expected, "{what}");
+        let offsets: Vec<u64> = (0..=segments).map(|s| (s * segment_len).min(n)).collect();
+        let lengths: Vec<u64> = offsets.windows(2).map(|w| w[1] - w[0]).collect();
+        let (expected_sums, exact) = model(&data, &offsets, Sum);
+        compare(&results[2], &expected_sums, &exact, &lengths, &what);
+    }
+}
+
 #[test]
 fn default_chunks_grow_with_the_input_from_16_to_128_kib() {
     use warpsafe::reduce::segmented::chunk_bytes;

@@ -846,7 +846,11 @@ fn auto_reduces_many_long_segments_with_the_warp_strategy_on_the_gpu() {
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         assert_ne!(bits(&results[0]), bits(&results[1]), "{what}: warp and block orders must differ");
         let picked = if expected == SegmentStrategy::Warp { &results[0] } else { &results[1] };
-        assert_eq!(bits(&results[2]), bits(picked), "{what}: Auto must give the {expected:?} strategy's bits");
+        assert_eq!(
+            bits(&results[2]),
+            bits(picked),
+            "{what}: Auto must give the {expected:?} strategy's bits"
+        );
         reducer.set_strategy(SegmentStrategy::Auto);
         assert_eq!(reducer.strategy_for_fixed(n, segment_len), expected, "{what}");
         let offsets: Vec<u64> = (0..=segments).map(|s| (s * segment_len).min(n)).collect();

@@ -5,7 +5,8 @@
 //! power law with a few huge segments) against sequential CPU models (floats against an
 //! f64 model with a tolerance), the 16-byte vector loads at every misalignment of a
 //! segment's start, bit-identical float results across runs, emulator seeds and
-//! backends, and a typed error for each kind of bad input.
+//! backends, `Auto`'s choice of kernel (on the GPU for long averages), and a typed error
+//! for each kind of bad input.
 
 use std::fmt::Debug;
 
@@ -815,9 +816,9 @@ fn auto_picks_by_average_length() {
 /// elements are millions of elements, too many for the emulator; the rule itself is
 /// checked above): the fixed form with average lengths 2049 to 16384 (whole elements per
 /// segment, rounded down) and at least 2048 segments gives the warp strategy's bits; with
-/// fewer segments, or longer ones, the block strategy's. Random
-/// floats make the two strategies' orders of combination give other bits, which the test
-/// checks first, so a wrong pick cannot pass.
+/// fewer segments, or longer ones, the block strategy's. Random floats make the two
+/// strategies' orders of combination give other bits, which the test checks first, so a
+/// wrong pick cannot pass.
 #[test]
 fn auto_reduces_many_long_segments_with_the_warp_strategy_on_the_gpu() {
     let Some(device) = warpsafe_tests::gpu_or_skip("segmented_auto_long").map(Device::from) else { return };

@@ -725,8 +725,7 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         // SAFETY: the balanced chunk kernel, with the same arguments, right after the batch
         // kernel on the same stream; a 1-D launch of BLOCK_THREADS (256, a multiple of 32)
         // threads with its dynamic shared memory, fewer than 2^32 blocks. It stores 0 into
-        // `spare_counter`, which nothing else of this pair
-        // uses (above).
+        // `spare_counter`, which nothing else of this pair uses (above).
         let launched = unsafe { self.device.launch_raw_on(stream, chunks, config, &args) };
         if let Some(scratch) = &mut self.scratch {
             // This call's counter is left as it is; the chunk launch clears the other.

@@ -852,7 +852,7 @@ fn auto_reduces_many_long_segments_with_the_warp_strategy_on_the_gpu() {
             bits(picked),
             "{what}: Auto must give the {expected:?} strategy's bits"
         );
-        reducer.set_strategy(SegmentStrategy::Auto);
+        // The loop above left the reducer on `Auto`.
         assert_eq!(reducer.strategy_for_fixed(n, segment_len), expected, "{what}");
         let offsets: Vec<u64> = (0..=segments).map(|s| (s * segment_len).min(n)).collect();
         let lengths: Vec<u64> = offsets.windows(2).map(|w| w[1] - w[0]).collect();

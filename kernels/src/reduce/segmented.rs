@@ -232,7 +232,7 @@ impl<T: Pod> Segments<T> {
         if grid::reads_vectors::<T, Op>(self.input) {
             // SAFETY: forwarded from the caller; the operator commutes and the element
             // size divides 16 (just checked).
-            return unsafe { self.fold_vectors(begin, end, rank, ranks, op) };
+            return unsafe { self.fold_vectors::<Op, false>(begin, end, rank, ranks, op) };
         }
         let mut acc = op.identity();
         let (mut i, stop, step) = if Op::COMMUTATIVE {
@@ -251,6 +251,23 @@ impl<T: Pod> Segments<T> {
         acc
     }
 
+    /// Lane `lane` of a warp's fold of `input[begin..end]`: [`Segments::fold`] with 32
+    /// ranks, whose last vector step loads as a whole one ([`Segments::fold_vectors`]).
+    ///
+    /// # Safety
+    /// As for [`Segments::fold`].
+    #[inline(always)]
+    unsafe fn fold_by_warp<Op: Operator<T>>(&self, begin: u64, end: u64, lane: u64, op: Op) -> T {
+        let ranks = u64::from(WARP_SIZE);
+        if grid::reads_vectors::<T, Op>(self.input) {
+            // SAFETY: forwarded from the caller; the operator commutes and the element
+            // size divides 16 (just checked).
+            return unsafe { self.fold_vectors::<Op, true>(begin, end, lane, ranks, op) };
+        }
+        // SAFETY: forwarded from the caller.
+        unsafe { self.fold(begin, end, lane, ranks, op) }
+    }
+
     /// Rank `rank` of `ranks`' fold of `input[begin..end]` read as 16-byte vectors (see
     /// the module docs): the head before the segment's first 16-byte boundary and the
     /// tail after its last whole vector one element per rank, the vectors between them
@@ -258,12 +275,33 @@ impl<T: Pod> Segments<T> {
     /// folded into its own partial (the `u`-th load of a step into partial `u`), the
     /// partials combined in order at the end.
     ///
+    /// With `WHOLE_LAST_STEP` (a warp's fold, [`Segments::fold_by_warp`]) the last, partial
+    /// step loads as a whole one, its loads past the segment's last vector reading that
+    /// vector again and left unfolded, so that ptxas issues them together: as four loads,
+    /// each under its own condition and folded right after, the balanced strategy's batch
+    /// kernel issued three together and the fourth after the first one's fold, one more
+    /// round trip to memory for a medium segment (SASS, sm_90, 64 registers either way).
+    /// Measured on an H200 (2026-11-27, `segreduce-bench --quick`, two rounds
+    /// interleaved, twice): the power-law mix 609.8-611.9 us at 2^28 against 616.9-619.6,
+    /// 60.8-61.2 at 2^24 against 62.6-63.6. Tiles of 4 and 16 lanes keep the conditional
+    /// loads (for them, fixed lengths of 32 and 128 `f32`s whose steps are all partial, the
+    /// whole-step form was 3 % slower at 2^28), and so do blocks (the block strategy at
+    /// L = 65536 was 2.5 % slower at 2^24 with both forms compiled in). The same vectors
+    /// are folded into the same partials in the same order either way.
+    ///
     /// # Safety
     /// As for [`Segments::fold`]; `Op` commutes, `T`'s size divides 16 and the input's
     /// distance to the next 16-byte boundary is a multiple of it
     /// ([`grid::reads_vectors`]).
     #[inline(always)]
-    unsafe fn fold_vectors<Op: Operator<T>>(&self, begin: u64, end: u64, rank: u64, ranks: u64, op: Op) -> T {
+    unsafe fn fold_vectors<Op: Operator<T>, const WHOLE_LAST_STEP: bool>(
+        &self,
+        begin: u64,
+        end: u64,
+        rank: u64,
+        ranks: u64,
+        op: Op,
+    ) -> T {
         let per_vector = grid::elements_per_vector::<T>() as u64;
         let start = self.input as u64 + begin * size_of::<T>() as u64;
         let first = begin + grid::head_elements::<T>(start, end - begin);
@@ -300,15 +338,32 @@ impl<T: Pod> Segments<T> {
             }
             v += LOADS_IN_FLIGHT as u64 * ranks;
         }
-        for (u, partial) in partials.iter_mut().enumerate() {
-            let index = v + u as u64 * ranks;
-            if index < vectors {
+        if WHOLE_LAST_STEP && v < vectors {
+            // The last, partial step in the shape of a whole one, so that its loads issue
+            // together: every load reads a vector of the segment (past the last one, the
+            // last one again), and only those below `vectors` are folded.
+            let mut loaded = [grid::Vector([0; grid::VECTOR_BYTES]); LOADS_IN_FLIGHT];
+            for (u, slot) in loaded.iter_mut().enumerate() {
+                let index = (v + u as u64 * ranks).min(vectors - 1);
                 // SAFETY: index < vectors, as above.
-                *partial = grid::fold_vector(
-                    *partial,
-                    &unsafe { grid::load_vector::<T>(base.add(index as usize)) },
-                    op,
-                );
+                *slot = unsafe { grid::load_vector::<T>(base.add(index as usize)) };
+            }
+            for (u, (partial, vector)) in partials.iter_mut().zip(&loaded).enumerate() {
+                if v + (u as u64) * ranks < vectors {
+                    *partial = grid::fold_vector(*partial, vector, op);
+                }
+            }
+        } else {
+            for (u, partial) in partials.iter_mut().enumerate() {
+                let index = v + u as u64 * ranks;
+                if index < vectors {
+                    // SAFETY: index < vectors, as above.
+                    *partial = grid::fold_vector(
+                        *partial,
+                        &unsafe { grid::load_vector::<T>(base.add(index as usize)) },
+                        op,
+                    );
+                }
             }
         }
         partials.into_iter().fold(acc, |acc, partial| op.combine(acc, partial))
@@ -629,8 +684,13 @@ pub unsafe fn tile_per_segment<T: Pod, Op: Operator<T>, const LANES: u32>(
     let mut s = rows_cover + thread::global_index_x() / LANES as u64;
     while s < segments.count() {
         let (begin, end) = segments.bounds(s);
-        // SAFETY: a range from `bounds`.
-        let mine = unsafe { segments.fold(begin, end, rank, LANES as u64, op) };
+        let mine = if LANES == WARP_SIZE {
+            // SAFETY: a range from `bounds`.
+            unsafe { segments.fold_by_warp(begin, end, rank, op) }
+        } else {
+            // SAFETY: a range from `bounds`.
+            unsafe { segments.fold(begin, end, rank, LANES as u64, op) }
+        };
         let total = if LANES == 1 { mine } else { tile.reduce(mine, op) };
         if rank == 0 {
             // SAFETY: s < count, and only this tile's rank 0 writes out[s].
@@ -1089,7 +1149,7 @@ pub unsafe fn balanced_batches<T: Pod, Op: Operator<T>>(
             let owner = waiting.trailing_zeros();
             let (b, e) = (warp.shfl(begin, owner), warp.shfl(end, owner));
             // SAFETY: the owner's range from `bounds`.
-            let total = warp.reduce(unsafe { segments.fold(b, e, lane as u64, 32, op) }, op);
+            let total = warp.reduce(unsafe { segments.fold_by_warp(b, e, lane as u64, op) }, op);
             if lane == 0 {
                 // SAFETY: the owner's segment is below the count; only this warp writes it.
                 unsafe { out.add((first + owner as u64) as usize).write(total) };

@@ -282,12 +282,12 @@ impl<T: Pod> Segments<T> {
     /// kernel issued three together and the fourth after the first one's fold, one more
     /// round trip to memory for a medium segment (SASS, sm_90, 64 registers either way).
     /// Measured on an H200 (2026-11-27, `segreduce-bench --quick`, two rounds
-    /// interleaved, twice): the power-law mix 609.8-611.9 us at 2^28 against 616.9-619.6,
-    /// 60.8-61.2 at 2^24 against 62.6-63.6. Tiles of 4 and 16 lanes keep the conditional
-    /// loads (for them, fixed lengths of 32 and 128 `f32`s whose steps are all partial, the
-    /// whole-step form was 3 % slower at 2^28), and so do blocks (the block strategy at
-    /// L = 65536 was 2.5 % slower at 2^24 with both forms compiled in). The same vectors
-    /// are folded into the same partials in the same order either way.
+    /// interleaved, in three commands): the power-law mix 605.5-611.9 us at 2^28 against
+    /// 614.0-619.6, 60.2-61.2 at 2^24 against 61.7-63.6. Tiles of 4 and 16 lanes keep
+    /// the conditional loads (for them, fixed lengths of 32 and 128 `f32`s whose steps are
+    /// all partial, the whole-step form was 3 % slower at 2^28), and so do blocks (the
+    /// block strategy at L = 65536 was 2.5 % slower at 2^24 with both forms compiled in).
+    /// The same vectors are folded into the same partials in the same order either way.
     ///
     /// # Safety
     /// As for [`Segments::fold`]; `Op` commutes, `T`'s size divides 16 and the input's

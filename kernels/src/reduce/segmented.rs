@@ -229,10 +229,39 @@ impl<T: Pod> Segments<T> {
     /// `begin <= end <= len`: a range that [`Segments::bounds`] returned.
     #[inline(always)]
     unsafe fn fold<Op: Operator<T>>(&self, begin: u64, end: u64, rank: u64, ranks: u64, op: Op) -> T {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.fold_with::<Op, false>(begin, end, rank, ranks, op) }
+    }
+
+    /// Lane `lane` of a warp's fold of `input[begin..end]`: [`Segments::fold`] with 32
+    /// ranks, whose last vector step loads as a whole one ([`Segments::fold_vectors`]).
+    ///
+    /// # Safety
+    /// As for [`Segments::fold`].
+    #[inline(always)]
+    unsafe fn fold_by_warp<Op: Operator<T>>(&self, begin: u64, end: u64, lane: u64, op: Op) -> T {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.fold_with::<Op, true>(begin, end, lane, u64::from(WARP_SIZE), op) }
+    }
+
+    /// [`Segments::fold`], with the vector fold's last step as `WHOLE_LAST_STEP` says
+    /// ([`Segments::fold_vectors`]).
+    ///
+    /// # Safety
+    /// As for [`Segments::fold`].
+    #[inline(always)]
+    unsafe fn fold_with<Op: Operator<T>, const WHOLE_LAST_STEP: bool>(
+        &self,
+        begin: u64,
+        end: u64,
+        rank: u64,
+        ranks: u64,
+        op: Op,
+    ) -> T {
         if grid::reads_vectors::<T, Op>(self.input) {
             // SAFETY: forwarded from the caller; the operator commutes and the element
             // size divides 16 (just checked).
-            return unsafe { self.fold_vectors::<Op, false>(begin, end, rank, ranks, op) };
+            return unsafe { self.fold_vectors::<Op, WHOLE_LAST_STEP>(begin, end, rank, ranks, op) };
         }
         let mut acc = op.identity();
         let (mut i, stop, step) = if Op::COMMUTATIVE {
@@ -249,23 +278,6 @@ impl<T: Pod> Segments<T> {
             i += step;
         }
         acc
-    }
-
-    /// Lane `lane` of a warp's fold of `input[begin..end]`: [`Segments::fold`] with 32
-    /// ranks, whose last vector step loads as a whole one ([`Segments::fold_vectors`]).
-    ///
-    /// # Safety
-    /// As for [`Segments::fold`].
-    #[inline(always)]
-    unsafe fn fold_by_warp<Op: Operator<T>>(&self, begin: u64, end: u64, lane: u64, op: Op) -> T {
-        let ranks = u64::from(WARP_SIZE);
-        if grid::reads_vectors::<T, Op>(self.input) {
-            // SAFETY: forwarded from the caller; the operator commutes and the element
-            // size divides 16 (just checked).
-            return unsafe { self.fold_vectors::<Op, true>(begin, end, lane, ranks, op) };
-        }
-        // SAFETY: forwarded from the caller.
-        unsafe { self.fold(begin, end, lane, ranks, op) }
     }
 
     /// Rank `rank` of `ranks`' fold of `input[begin..end]` read as 16-byte vectors (see

@@ -1,5 +1,6 @@
 //! Segmented reductions on a [`Device`]: [`SegmentedReducer`], one result per segment of
-//! an array, one kernel launch per call (two for the balanced strategy).
+//! an array, one kernel launch per call (two for the balanced strategy on an input past
+//! 16 long segments' length).
 //!
 //! ```
 //! # fn main() -> Result<(), warpsafe_host::Error> {
@@ -32,7 +33,8 @@
 //!                               pub long_elements: Option<u64>, pub chunk_elements: Option<u64> }
 //! pub struct SegmentedKernels { pub program: Program, pub thread: &'static Kernel, pub tile4: &'static Kernel,
 //!                               pub tile16: &'static Kernel, pub warp: &'static Kernel, pub block: &'static Kernel,
-//!                               pub balanced_batches: &'static Kernel, pub balanced_chunks: &'static Kernel }
+//!                               pub balanced_batches: &'static Kernel, pub balanced_chunks: &'static Kernel,
+//!                               pub balanced_small: &'static Kernel }
 //! pub unsafe trait SegmentedReduction<T: Pod>: Operator<T> + Default { fn kernels() -> SegmentedKernels; }
 //! impl SegmentStrategy {
 //!     pub fn for_average(len: u64, segments: u64) -> SegmentStrategy;
@@ -104,8 +106,17 @@
 //! [`SegmentedOptions::chunk_elements`] (default `chunk_bytes(input bytes)`: the input
 //! over 512, a power of two from 16 to 128 KiB) and handed to the
 //! second launch, where every block of the grid takes chunks in turn and the block that
-//! finishes a segment's last chunk folds the chunks' partials in order. The second launch
-//! is skipped when the input has at most `long_elements` elements. The reducer owns the
+//! finishes a segment's last chunk folds the chunks' partials in order. A small input,
+//! of at most 16 `long_elements` elements and 16 384 segments
+//! (`warpsafe::reduce::segmented::is_small_input`: 512 KiB of `f32`s by default), takes
+//! one launch instead, a kernel of its own
+//! (`warpsafe::reduce::segmented::small_input_segments`): a warp per segment, and the
+//! segments longer than a 32nd of the input (and than 8 KiB) reduced by a whole block
+//! after its warps' ones; a block per segment while they are fewer than a wave. At that
+//! size what a call waits for is the longest chain of dependent round trips to memory,
+//! which a warp per segment keeps short: the power-law mix runs at 1.15-1.4x CUB from
+//! 2^10 to 2^17 elements on an H100, where the two launches ran at 0.6-1.0x. The reducer
+//! owns the
 //! hand-off's scratch (two counters, descriptors and tickets, one partial per chunk: about
 //! 0.5 % of the input's bytes for `f32`), allocated zeroed at the first balanced call and
 //! grown for a longer input; calls with a chunk launch use the two counters in turn and
@@ -122,7 +133,8 @@
 //! the 16-byte vectors begin), for the fixed form whether it lies in a whole warp row of
 //! 2 KiB (fixed by the length), the strategy (for the balanced one: with its
 //! `long_elements` and `chunk_elements`, through which class the segment's length puts
-//! it in) and the operator's
+//! it in; in a small input, whether the segment is longer than a 32nd of the input and
+//! 8 KiB, a block's fold, or a warp's) and the operator's
 //! [`Operator::COMMUTATIVE`] (the grid size does not matter), so for the same input and
 //! strategy float results are the same bits on every run, on the GPU and the emulator.
 //!
@@ -299,6 +311,9 @@ pub struct SegmentedKernels {
     pub balanced_batches: &'static warpsafe::kernel::UntypedKernel,
     /// The balanced strategy's chunks of long segments.
     pub balanced_chunks: &'static warpsafe::kernel::UntypedKernel,
+    /// The balanced strategy's one kernel for small inputs (a warp per segment, a block
+    /// for a long one).
+    pub balanced_small: &'static warpsafe::kernel::UntypedKernel,
 }
 
 /// An operator a [`SegmentedReducer`] can apply to `T`: its kernels. Implemented for
@@ -319,7 +334,7 @@ pub unsafe trait SegmentedReduction<T: Pod>: Operator<T> + Default {
 }
 
 macro_rules! builtin {
-    ($($op:ident $t:ty => $thread:ident, $tile4:ident, $tile16:ident, $warp:ident, $block:ident, $batches:ident, $chunks:ident;)*) => {$(
+    ($($op:ident $t:ty => $thread:ident, $tile4:ident, $tile16:ident, $warp:ident, $block:ident, $batches:ident, $chunks:ident, $small:ident;)*) => {$(
         // SAFETY: warpsafe-entry's `segmented_reduce_kernels!` kernels of `$t`, each in its field.
         unsafe impl SegmentedReduction<$t> for $op {
             fn kernels() -> SegmentedKernels {
@@ -332,6 +347,7 @@ macro_rules! builtin {
                     block: &warpsafe_entry::segmented::$block,
                     balanced_batches: &warpsafe_entry::segmented::$batches,
                     balanced_chunks: &warpsafe_entry::segmented::$chunks,
+                    balanced_small: &warpsafe_entry::segmented::$small,
                 }
             }
         }
@@ -339,24 +355,24 @@ macro_rules! builtin {
 }
 
 builtin! {
-    Sum f32 => warpsafe_segreduce_sum_f32_thread, warpsafe_segreduce_sum_f32_tile4, warpsafe_segreduce_sum_f32_tile16, warpsafe_segreduce_sum_f32_warp, warpsafe_segreduce_sum_f32_block, warpsafe_segreduce_sum_f32_batches, warpsafe_segreduce_sum_f32_chunks;
-    Sum f64 => warpsafe_segreduce_sum_f64_thread, warpsafe_segreduce_sum_f64_tile4, warpsafe_segreduce_sum_f64_tile16, warpsafe_segreduce_sum_f64_warp, warpsafe_segreduce_sum_f64_block, warpsafe_segreduce_sum_f64_batches, warpsafe_segreduce_sum_f64_chunks;
-    Sum i32 => warpsafe_segreduce_sum_i32_thread, warpsafe_segreduce_sum_i32_tile4, warpsafe_segreduce_sum_i32_tile16, warpsafe_segreduce_sum_i32_warp, warpsafe_segreduce_sum_i32_block, warpsafe_segreduce_sum_i32_batches, warpsafe_segreduce_sum_i32_chunks;
-    Sum u32 => warpsafe_segreduce_sum_u32_thread, warpsafe_segreduce_sum_u32_tile4, warpsafe_segreduce_sum_u32_tile16, warpsafe_segreduce_sum_u32_warp, warpsafe_segreduce_sum_u32_block, warpsafe_segreduce_sum_u32_batches, warpsafe_segreduce_sum_u32_chunks;
-    Sum i64 => warpsafe_segreduce_sum_i64_thread, warpsafe_segreduce_sum_i64_tile4, warpsafe_segreduce_sum_i64_tile16, warpsafe_segreduce_sum_i64_warp, warpsafe_segreduce_sum_i64_block, warpsafe_segreduce_sum_i64_batches, warpsafe_segreduce_sum_i64_chunks;
-    Sum u64 => warpsafe_segreduce_sum_u64_thread, warpsafe_segreduce_sum_u64_tile4, warpsafe_segreduce_sum_u64_tile16, warpsafe_segreduce_sum_u64_warp, warpsafe_segreduce_sum_u64_block, warpsafe_segreduce_sum_u64_batches, warpsafe_segreduce_sum_u64_chunks;
-    Min f32 => warpsafe_segreduce_min_f32_thread, warpsafe_segreduce_min_f32_tile4, warpsafe_segreduce_min_f32_tile16, warpsafe_segreduce_min_f32_warp, warpsafe_segreduce_min_f32_block, warpsafe_segreduce_min_f32_batches, warpsafe_segreduce_min_f32_chunks;
-    Min f64 => warpsafe_segreduce_min_f64_thread, warpsafe_segreduce_min_f64_tile4, warpsafe_segreduce_min_f64_tile16, warpsafe_segreduce_min_f64_warp, warpsafe_segreduce_min_f64_block, warpsafe_segreduce_min_f64_batches, warpsafe_segreduce_min_f64_chunks;
-    Min i32 => warpsafe_segreduce_min_i32_thread, warpsafe_segreduce_min_i32_tile4, warpsafe_segreduce_min_i32_tile16, warpsafe_segreduce_min_i32_warp, warpsafe_segreduce_min_i32_block, warpsafe_segreduce_min_i32_batches, warpsafe_segreduce_min_i32_chunks;
-    Min u32 => warpsafe_segreduce_min_u32_thread, warpsafe_segreduce_min_u32_tile4, warpsafe_segreduce_min_u32_tile16, warpsafe_segreduce_min_u32_warp, warpsafe_segreduce_min_u32_block, warpsafe_segreduce_min_u32_batches, warpsafe_segreduce_min_u32_chunks;
-    Min i64 => warpsafe_segreduce_min_i64_thread, warpsafe_segreduce_min_i64_tile4, warpsafe_segreduce_min_i64_tile16, warpsafe_segreduce_min_i64_warp, warpsafe_segreduce_min_i64_block, warpsafe_segreduce_min_i64_batches, warpsafe_segreduce_min_i64_chunks;
-    Min u64 => warpsafe_segreduce_min_u64_thread, warpsafe_segreduce_min_u64_tile4, warpsafe_segreduce_min_u64_tile16, warpsafe_segreduce_min_u64_warp, warpsafe_segreduce_min_u64_block, warpsafe_segreduce_min_u64_batches, warpsafe_segreduce_min_u64_chunks;
-    Max f32 => warpsafe_segreduce_max_f32_thread, warpsafe_segreduce_max_f32_tile4, warpsafe_segreduce_max_f32_tile16, warpsafe_segreduce_max_f32_warp, warpsafe_segreduce_max_f32_block, warpsafe_segreduce_max_f32_batches, warpsafe_segreduce_max_f32_chunks;
-    Max f64 => warpsafe_segreduce_max_f64_thread, warpsafe_segreduce_max_f64_tile4, warpsafe_segreduce_max_f64_tile16, warpsafe_segreduce_max_f64_warp, warpsafe_segreduce_max_f64_block, warpsafe_segreduce_max_f64_batches, warpsafe_segreduce_max_f64_chunks;
-    Max i32 => warpsafe_segreduce_max_i32_thread, warpsafe_segreduce_max_i32_tile4, warpsafe_segreduce_max_i32_tile16, warpsafe_segreduce_max_i32_warp, warpsafe_segreduce_max_i32_block, warpsafe_segreduce_max_i32_batches, warpsafe_segreduce_max_i32_chunks;
-    Max u32 => warpsafe_segreduce_max_u32_thread, warpsafe_segreduce_max_u32_tile4, warpsafe_segreduce_max_u32_tile16, warpsafe_segreduce_max_u32_warp, warpsafe_segreduce_max_u32_block, warpsafe_segreduce_max_u32_batches, warpsafe_segreduce_max_u32_chunks;
-    Max i64 => warpsafe_segreduce_max_i64_thread, warpsafe_segreduce_max_i64_tile4, warpsafe_segreduce_max_i64_tile16, warpsafe_segreduce_max_i64_warp, warpsafe_segreduce_max_i64_block, warpsafe_segreduce_max_i64_batches, warpsafe_segreduce_max_i64_chunks;
-    Max u64 => warpsafe_segreduce_max_u64_thread, warpsafe_segreduce_max_u64_tile4, warpsafe_segreduce_max_u64_tile16, warpsafe_segreduce_max_u64_warp, warpsafe_segreduce_max_u64_block, warpsafe_segreduce_max_u64_batches, warpsafe_segreduce_max_u64_chunks;
+    Sum f32 => warpsafe_segreduce_sum_f32_thread, warpsafe_segreduce_sum_f32_tile4, warpsafe_segreduce_sum_f32_tile16, warpsafe_segreduce_sum_f32_warp, warpsafe_segreduce_sum_f32_block, warpsafe_segreduce_sum_f32_batches, warpsafe_segreduce_sum_f32_chunks, warpsafe_segreduce_sum_f32_small;
+    Sum f64 => warpsafe_segreduce_sum_f64_thread, warpsafe_segreduce_sum_f64_tile4, warpsafe_segreduce_sum_f64_tile16, warpsafe_segreduce_sum_f64_warp, warpsafe_segreduce_sum_f64_block, warpsafe_segreduce_sum_f64_batches, warpsafe_segreduce_sum_f64_chunks, warpsafe_segreduce_sum_f64_small;
+    Sum i32 => warpsafe_segreduce_sum_i32_thread, warpsafe_segreduce_sum_i32_tile4, warpsafe_segreduce_sum_i32_tile16, warpsafe_segreduce_sum_i32_warp, warpsafe_segreduce_sum_i32_block, warpsafe_segreduce_sum_i32_batches, warpsafe_segreduce_sum_i32_chunks, warpsafe_segreduce_sum_i32_small;
+    Sum u32 => warpsafe_segreduce_sum_u32_thread, warpsafe_segreduce_sum_u32_tile4, warpsafe_segreduce_sum_u32_tile16, warpsafe_segreduce_sum_u32_warp, warpsafe_segreduce_sum_u32_block, warpsafe_segreduce_sum_u32_batches, warpsafe_segreduce_sum_u32_chunks, warpsafe_segreduce_sum_u32_small;
+    Sum i64 => warpsafe_segreduce_sum_i64_thread, warpsafe_segreduce_sum_i64_tile4, warpsafe_segreduce_sum_i64_tile16, warpsafe_segreduce_sum_i64_warp, warpsafe_segreduce_sum_i64_block, warpsafe_segreduce_sum_i64_batches, warpsafe_segreduce_sum_i64_chunks, warpsafe_segreduce_sum_i64_small;
+    Sum u64 => warpsafe_segreduce_sum_u64_thread, warpsafe_segreduce_sum_u64_tile4, warpsafe_segreduce_sum_u64_tile16, warpsafe_segreduce_sum_u64_warp, warpsafe_segreduce_sum_u64_block, warpsafe_segreduce_sum_u64_batches, warpsafe_segreduce_sum_u64_chunks, warpsafe_segreduce_sum_u64_small;
+    Min f32 => warpsafe_segreduce_min_f32_thread, warpsafe_segreduce_min_f32_tile4, warpsafe_segreduce_min_f32_tile16, warpsafe_segreduce_min_f32_warp, warpsafe_segreduce_min_f32_block, warpsafe_segreduce_min_f32_batches, warpsafe_segreduce_min_f32_chunks, warpsafe_segreduce_min_f32_small;
+    Min f64 => warpsafe_segreduce_min_f64_thread, warpsafe_segreduce_min_f64_tile4, warpsafe_segreduce_min_f64_tile16, warpsafe_segreduce_min_f64_warp, warpsafe_segreduce_min_f64_block, warpsafe_segreduce_min_f64_batches, warpsafe_segreduce_min_f64_chunks, warpsafe_segreduce_min_f64_small;
+    Min i32 => warpsafe_segreduce_min_i32_thread, warpsafe_segreduce_min_i32_tile4, warpsafe_segreduce_min_i32_tile16, warpsafe_segreduce_min_i32_warp, warpsafe_segreduce_min_i32_block, warpsafe_segreduce_min_i32_batches, warpsafe_segreduce_min_i32_chunks, warpsafe_segreduce_min_i32_small;
+    Min u32 => warpsafe_segreduce_min_u32_thread, warpsafe_segreduce_min_u32_tile4, warpsafe_segreduce_min_u32_tile16, warpsafe_segreduce_min_u32_warp, warpsafe_segreduce_min_u32_block, warpsafe_segreduce_min_u32_batches, warpsafe_segreduce_min_u32_chunks, warpsafe_segreduce_min_u32_small;
+    Min i64 => warpsafe_segreduce_min_i64_thread, warpsafe_segreduce_min_i64_tile4, warpsafe_segreduce_min_i64_tile16, warpsafe_segreduce_min_i64_warp, warpsafe_segreduce_min_i64_block, warpsafe_segreduce_min_i64_batches, warpsafe_segreduce_min_i64_chunks, warpsafe_segreduce_min_i64_small;
+    Min u64 => warpsafe_segreduce_min_u64_thread, warpsafe_segreduce_min_u64_tile4, warpsafe_segreduce_min_u64_tile16, warpsafe_segreduce_min_u64_warp, warpsafe_segreduce_min_u64_block, warpsafe_segreduce_min_u64_batches, warpsafe_segreduce_min_u64_chunks, warpsafe_segreduce_min_u64_small;
+    Max f32 => warpsafe_segreduce_max_f32_thread, warpsafe_segreduce_max_f32_tile4, warpsafe_segreduce_max_f32_tile16, warpsafe_segreduce_max_f32_warp, warpsafe_segreduce_max_f32_block, warpsafe_segreduce_max_f32_batches, warpsafe_segreduce_max_f32_chunks, warpsafe_segreduce_max_f32_small;
+    Max f64 => warpsafe_segreduce_max_f64_thread, warpsafe_segreduce_max_f64_tile4, warpsafe_segreduce_max_f64_tile16, warpsafe_segreduce_max_f64_warp, warpsafe_segreduce_max_f64_block, warpsafe_segreduce_max_f64_batches, warpsafe_segreduce_max_f64_chunks, warpsafe_segreduce_max_f64_small;
+    Max i32 => warpsafe_segreduce_max_i32_thread, warpsafe_segreduce_max_i32_tile4, warpsafe_segreduce_max_i32_tile16, warpsafe_segreduce_max_i32_warp, warpsafe_segreduce_max_i32_block, warpsafe_segreduce_max_i32_batches, warpsafe_segreduce_max_i32_chunks, warpsafe_segreduce_max_i32_small;
+    Max u32 => warpsafe_segreduce_max_u32_thread, warpsafe_segreduce_max_u32_tile4, warpsafe_segreduce_max_u32_tile16, warpsafe_segreduce_max_u32_warp, warpsafe_segreduce_max_u32_block, warpsafe_segreduce_max_u32_batches, warpsafe_segreduce_max_u32_chunks, warpsafe_segreduce_max_u32_small;
+    Max i64 => warpsafe_segreduce_max_i64_thread, warpsafe_segreduce_max_i64_tile4, warpsafe_segreduce_max_i64_tile16, warpsafe_segreduce_max_i64_warp, warpsafe_segreduce_max_i64_block, warpsafe_segreduce_max_i64_batches, warpsafe_segreduce_max_i64_chunks, warpsafe_segreduce_max_i64_small;
+    Max u64 => warpsafe_segreduce_max_u64_thread, warpsafe_segreduce_max_u64_tile4, warpsafe_segreduce_max_u64_tile16, warpsafe_segreduce_max_u64_warp, warpsafe_segreduce_max_u64_block, warpsafe_segreduce_max_u64_batches, warpsafe_segreduce_max_u64_chunks, warpsafe_segreduce_max_u64_small;
 }
 
 /// How one call gives its segments.
@@ -376,6 +392,8 @@ pub struct SegmentedReducer<T: Pod, O: SegmentedReduction<T>> {
     options: SegmentedOptions,
     /// The balanced strategy's chunk kernel and its wave of resident blocks.
     chunks: (Function, u32),
+    /// The balanced strategy's kernel for small inputs and its wave of resident blocks.
+    small: (Function, u32),
     /// The balanced strategy's scratch, grown with the input (`None` before its first use).
     scratch: Option<LongScratch<T>>,
     /// The device's error word (module docs).
@@ -442,11 +460,15 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         }
         let chunks = module.untyped_kernel(kernels.balanced_chunks)?;
         let chunks_resident = Self::wave(device, &chunks, BLOCK_THREADS, kernel::shared_bytes::<T>() as u32)?;
+        let small = module.untyped_kernel(kernels.balanced_small)?;
+        let small_resident =
+            Self::wave(device, &small, BLOCK_THREADS, kernel::small_input_shared_bytes::<T>() as u32)?;
         Ok(SegmentedReducer {
             device: device.clone(),
             functions,
             resident,
             chunks: (chunks, chunks_resident),
+            small: (small, small_resident),
             scratch: None,
             options,
             error: device.upload(&[NO_ERROR])?,
@@ -490,7 +512,8 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
     }
 
     /// Dynamic shared memory of a strategy's launch: only the block strategy uses any
-    /// (and the balanced strategy's chunk kernel, launched apart).
+    /// (and the balanced strategy's chunk kernel and kernel for small inputs, which
+    /// `enqueue` launches with their own).
     fn shared_bytes(strategy: SegmentStrategy) -> u32 {
         if strategy == SegmentStrategy::Block {
             kernel::shared_bytes::<T>() as u32
@@ -642,17 +665,28 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
                 strategy = SegmentStrategy::for_average(len, segments);
             }
         }
+        // A small input takes the balanced strategy's one-launch kernel (module docs).
+        let small =
+            limits.is_some_and(|limits| kernel::is_small_input::<T>(len, segments, limits.long_elements));
         let lanes = strategy.lanes().unwrap_or(1);
         let index = strategy.index();
         let wanted = match strategy {
             SegmentStrategy::Block => segments,
+            // A warp per segment, and a block per segment while they are few, so that
+            // the long ones (which blocks reduce) are each a different block's.
+            SegmentStrategy::Balanced if small => segments,
             SegmentStrategy::Balanced => segments.div_ceil(BLOCK_THREADS as u64),
             _ => segments.saturating_mul(lanes).div_ceil(BLOCK_THREADS as u64),
         };
-        let cap = self.options.max_blocks.unwrap_or(u32::MAX).min(self.resident[index]);
+        let resident = if small { self.small.1 } else { self.resident[index] };
+        let cap = self.options.max_blocks.unwrap_or(u32::MAX).min(resident);
         let blocks = wanted.min(cap as u64).max(1) as u32;
         let config = LaunchConfig {
-            shared_mem_bytes: Self::shared_bytes(strategy),
+            shared_mem_bytes: if small {
+                kernel::small_input_shared_bytes::<T>() as u32
+            } else {
+                Self::shared_bytes(strategy)
+            },
             ..LaunchConfig::linear(blocks, strategy.block_threads())
         };
         let (mut input, mut len, mut offsets, mut segment_len, mut segments) =
@@ -682,6 +716,10 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         );
         let (mut descriptor_capacity, mut chunk_capacity) = scratch.capacity();
         let (mut long_elements, mut chunk_elements) = (limits.long_elements, limits.chunk_elements);
+        if small {
+            // The kernel for small inputs reads only this: which segments its blocks take.
+            long_elements = kernel::small_input_block_elements::<T>(len);
+        }
         let args = kernel_args![
             input,
             len,
@@ -712,8 +750,12 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         // `limits.fit` checked the counter's fields for a wave of blocks (more than this
         // grid) and the 32-bit tickets; the chunk kernel follows
         // on the same stream below whenever a segment can be longer than `long_elements`.
-        let launched = unsafe { self.device.launch_raw_on(stream, &self.functions[index], config, &args) };
-        if launched.is_err() || len <= limits.long_elements {
+        // The kernel for small inputs (`small`: `small_input_segments`, the same parameter
+        // list) reads only `long_elements` of the scratch's part, needs no chunk launch and
+        // has its `small_input_shared_bytes` of dynamic shared memory (`config`).
+        let function = if small { &self.small.0 } else { &self.functions[index] };
+        let launched = unsafe { self.device.launch_raw_on(stream, function, config, &args) };
+        if launched.is_err() || small || len <= limits.long_elements {
             return self.forget_scratch_on_error(launched);
         }
         let (chunks, resident) = &self.chunks;

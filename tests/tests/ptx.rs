@@ -50,7 +50,8 @@ fn segmented_reduce_kernels_read_16_byte_vectors() {
     // every strategy: LOADS_IN_FLIGHT loads in its loop and as many for the last step. The
     // thread kernel also holds the fixed form's warp rows: LOADS_IN_FLIGHT loads for each
     // segment size (at least 4 sizes for either type), and for segments packed 16 bytes
-    // of results to a vector (f32 of length 1, u64 of length 1) one 16-byte store.
+    // of results to a vector (f32 of length 1, u64 of length 1) one 16-byte store. The
+    // balanced strategy's kernel for small inputs folds with a warp and with a block.
     let fold = 2 * LOADS_IN_FLIGHT;
     let rows = fold + 4 * LOADS_IN_FLIGHT;
     for &(sm, ptx) in warpsafe_host::ptx::EMBEDDED {
@@ -64,6 +65,7 @@ fn segmented_reduce_kernels_read_16_byte_vectors() {
                 ("tile16", load, fold, "vector fold loads"),
                 ("warp", load, fold, "vector fold loads"),
                 ("block", load, fold, "vector fold loads"),
+                ("small", load, 2 * fold, "warp and block vector fold loads"),
             ];
             for (strategy, instruction, at_least, what) in expected {
                 let kernel = format!("warpsafe_segreduce_{ty}_{strategy}");
@@ -149,6 +151,7 @@ fn kernels_reach_dynamic_shared_memory_with_shared_loads_and_stores() {
         "warpsafe_select_greater_f64",
         "warpsafe_segreduce_sum_f32_block",
         "warpsafe_segreduce_sum_f32_chunks",
+        "warpsafe_segreduce_sum_f32_small",
         "warpsafe_histogram_every_u8_1c1",
     ];
     for &(sm, ptx) in warpsafe_host::ptx::EMBEDDED {

@@ -16,6 +16,7 @@ use rand::{Rng, SeedableRng};
 use scan_test_kernels::{self as k, affine_of, Affine, Then};
 use warpsafe::emu::Options;
 use warpsafe::op::{Max, Min, Operator, Sum};
+use warpsafe::reduce::segmented::{is_small_input, small_input_block_elements, SMALL_INPUT_SEGMENTS};
 use warpsafe_host::segmented::{
     SegmentStrategy, SegmentedKernels, SegmentedOptions, SegmentedReducer, SegmentedReduction,
 };
@@ -121,6 +122,7 @@ unsafe impl SegmentedReduction<Affine> for Compose {
             block: &k::segreduce_affine_block,
             balanced_batches: &k::segreduce_affine_batches,
             balanced_chunks: &k::segreduce_affine_chunks,
+            balanced_small: &k::segreduce_affine_small,
         }
     }
 }
@@ -440,8 +442,9 @@ fn f32_sums(device: &Device, options: SegmentedOptions) -> Vec<u32> {
 #[test]
 fn float_results_are_bit_identical_across_runs_seeds_and_backends() {
     let default = |strategy| SegmentedOptions { strategy, ..Default::default() };
-    // The balanced strategy with its default limits (the two huge segments in chunks) and
-    // with tiny ones (most segments in many chunks).
+    // The balanced strategy with its default limits (at this size its kernel for small
+    // inputs, whose blocks take the two huge segments) and with tiny ones (most segments
+    // in many chunks).
     let tiny = SegmentedOptions {
         long_elements: Some(64),
         chunk_elements: Some(32),
@@ -604,18 +607,18 @@ fn balanced_chunks_find_their_descriptors_among_many() {
 #[test]
 fn balanced_calls_with_and_without_a_chunk_launch_reuse_the_cleared_counters() {
     // One reducer, its scratch allocated for the largest input first, then calls with a
-    // chunk launch (inputs longer than `long_elements`) and without one (at most that
-    // long) in an order that makes each counter serve after a chunk launch cleared it and
-    // after a call that left it untouched.
+    // chunk launch (inputs longer than 16 `long_elements`) and without one (small inputs,
+    // with long segments or none) in an order that makes each counter serve after a chunk
+    // launch cleared it and after a call that left it untouched.
     const LONG: u64 = 16;
-    let with_chunks: [&[u64]; 2] = [&[100, 3, 40, 1, 17, 0, 33], &[20, 2, 64, 5]];
-    let without_chunks: &[u64] = &[3, 5, 0, 2];
+    let with_chunks: [&[u64]; 2] = [&[100, 3, 40, 1, 17, 0, 33, 120], &[20, 2, 64, 5, 200]];
+    let without_chunks: [&[u64]; 2] = [&[3, 5, 0, 2], &[40, 3, 17]];
     let calls = [
         with_chunks[0],
-        without_chunks,
+        without_chunks[0],
         with_chunks[1],
         with_chunks[0],
-        without_chunks,
+        without_chunks[1],
         with_chunks[1],
         with_chunks[0],
     ];
@@ -632,8 +635,8 @@ fn balanced_calls_with_and_without_a_chunk_launch_reuse_the_cleared_counters() {
             let offsets = offsets_of(5, lengths);
             let n = *offsets.last().unwrap() as usize + 1;
             assert_eq!(
-                n as u64 > LONG,
-                !std::ptr::eq(*lengths, without_chunks),
+                is_small_input::<i32>(n as u64, lengths.len() as u64, LONG),
+                without_chunks.iter().any(|without| std::ptr::eq(*lengths, *without)),
                 "call {call}: its input's length"
             );
             let data: Vec<i32> = random(n, call as u64).into_iter().map(i32::of).collect();
@@ -650,30 +653,125 @@ fn balanced_calls_with_and_without_a_chunk_launch_reuse_the_cleared_counters() {
 
 #[test]
 fn balanced_bad_offsets_never_overflow_the_scratch() {
-    // Valid segments that overlap across bad ones ([0, 10) three times, [2, 10) once): more
-    // long elements than the input holds, so more chunks than the scratch has room for.
-    // Those the scratch cannot take are reduced by the batch kernel's warps instead.
+    // Valid segments that overlap across bad ones ([0, n) three times, [2, n) once): more
+    // long elements than the input holds, so (for an input past the small limit) more
+    // chunks than the scratch has room for. Those the scratch cannot take are reduced by
+    // the batch kernel's warps instead. A small input touches no scratch: its warps
+    // reduce them (10 elements), or its blocks (3 000, past the blocks' limit of 2 048).
     for device in test_devices("segmented_balanced_bad") {
-        let options =
-            SegmentedOptions { long_elements: Some(2), chunk_elements: Some(2), ..Default::default() };
-        let mut reducer = SegmentedReducer::<i32, Sum>::with_options(&device, options).unwrap();
-        let data: Vec<i32> = (1..=10).collect();
-        let input = device.upload(&data).unwrap();
-        let offsets = device.upload(&[0u64, 10, 0, 10, 0, 10, 2, 10, 3]).unwrap();
-        for call in 0..3 {
-            let mut output = device.upload(&[-1i32; 8]).unwrap();
-            assert_eq!(
-                invalid(reducer.reduce_offsets(&input, &offsets, &mut output)),
-                SegmentsProblem::NotMonotonic { segment: 1 },
-                "call {call}"
-            );
-            assert_eq!(output.download().unwrap(), [55, 0, 55, 0, 55, 0, 52, 0], "call {call}");
+        for (n, long) in [(10i32, 2), (40, 2), (3000, 1024)] {
+            let options =
+                SegmentedOptions { long_elements: Some(long), chunk_elements: Some(2), ..Default::default() };
+            let mut reducer = SegmentedReducer::<i32, Sum>::with_options(&device, options).unwrap();
+            let small = is_small_input::<i32>(n as u64, 8, long);
+            assert_eq!(small, n != 40, "input of {n}: which kernels");
+            let data: Vec<i32> = (1..=n).collect();
+            let input = device.upload(&data).unwrap();
+            let end = n as u64;
+            let offsets = device.upload(&[0u64, end, 0, end, 0, end, 2, end, 3]).unwrap();
+            let whole = n * (n + 1) / 2;
+            for call in 0..3 {
+                let mut output = device.upload(&[-1i32; 8]).unwrap();
+                assert_eq!(
+                    invalid(reducer.reduce_offsets(&input, &offsets, &mut output)),
+                    SegmentsProblem::NotMonotonic { segment: 1 },
+                    "input of {n}, call {call}"
+                );
+                let expected = [whole, 0, whole, 0, whole, 0, whole - 3, 0];
+                assert_eq!(output.download().unwrap(), expected, "input of {n}, call {call}");
+            }
+            // And a good call after them: the scratch was left clean.
+            let mut output = device.alloc_zeroed::<i32>(2).unwrap();
+            reducer.reduce_offsets(&input, &device.upload(&[0u64, 7, end]).unwrap(), &mut output).unwrap();
+            assert_eq!(output.download().unwrap(), [28, whole - 28], "input of {n}");
         }
-        // And a good call after them: the scratch was left clean.
-        let mut output = device.alloc_zeroed::<i32>(2).unwrap();
-        reducer.reduce_offsets(&input, &device.upload(&[0u64, 7, 10]).unwrap(), &mut output).unwrap();
-        assert_eq!(output.download().unwrap(), [28, 27]);
     }
+}
+
+/// `T` with `O` in the balanced strategy's kernel for small inputs: a warp per segment,
+/// and a block for each segment longer than `small_input_block_elements` (at least 8 KiB,
+/// so 2 048 `f32`s, 1 024 of the 8-byte types), here at the first segments of a grid's
+/// blocks and warps, in later rounds of a block (one block of 8 warps: 600 segments take
+/// 75 rounds, so the block walks them all again) and as the very last segment, among
+/// short and empty ones; long segments in a row (which go to different blocks of a full
+/// grid, or all to the one block); and one segment of (nearly) the whole input. Each
+/// input is checked to be small and to have long and short segments on both sides of
+/// the block's limit, so that both paths run.
+fn check_small<T: Element, O: SegmentedReduction<T>>(device: &Device, what: &str) {
+    const LONG: u64 = 1024;
+    let long_at = [0usize, 1, 7, 8, 300, 599];
+    let mut rng = StdRng::seed_from_u64(41);
+    let spread: Vec<u64> = (0..600)
+        .map(|s| if long_at.contains(&s) { 2049 + rng.gen_range(0..60) } else { rng.gen_range(0..4) })
+        .collect();
+    let in_a_row: Vec<u64> = (0..40).map(|s| if (3..8).contains(&s) { 2100 + s } else { s % 3 }).collect();
+    let cases: [(&str, Vec<u64>); 3] = [
+        ("long segments spread out", spread),
+        ("long segments in a row", in_a_row),
+        ("one segment", vec![16 * LONG - 4]),
+    ];
+    for max_blocks in [Some(1), Some(3), None] {
+        let options = SegmentedOptions {
+            max_blocks,
+            long_elements: Some(LONG),
+            strategy: SegmentStrategy::Balanced,
+            ..Default::default()
+        };
+        let mut reducer = SegmentedReducer::<T, O>::with_options(device, options).unwrap();
+        for (name, lengths) in &cases {
+            let offsets = offsets_of(3, lengths);
+            let n = *offsets.last().unwrap() + 1;
+            let case = format!("{what}, {name}, at most {max_blocks:?} blocks");
+            assert!(
+                is_small_input::<T>(n, lengths.len() as u64, LONG),
+                "{case}: a small input ({n} elements)"
+            );
+            let block = small_input_block_elements::<T>(n);
+            assert!(lengths.iter().any(|&l| l > block), "{case}: a segment for a block");
+            assert!(lengths.len() == 1 || lengths.iter().any(|&l| l <= block), "{case}: segments for warps");
+            let data: Vec<T> = random(n as usize, n ^ 77).into_iter().map(T::of).collect();
+            let (expected, exact) = model(&data, &offsets, O::default());
+            let (input, offsets) = (device.upload(&data).unwrap(), device.upload(&offsets).unwrap());
+            let mut output = device.upload(&vec![T::of(0xbeef); lengths.len() + 1]).unwrap();
+            reducer.reduce_offsets(&input, &offsets, &mut output).unwrap();
+            let got = output.download().unwrap();
+            compare(&got[..lengths.len()], &expected, &exact, lengths, &case);
+            assert_eq!(got[lengths.len()], T::of(0xbeef), "{case}: wrote past the segments");
+        }
+    }
+}
+
+#[test]
+fn small_inputs_take_a_warp_per_segment_and_a_block_per_long_one() {
+    for device in test_devices("segmented_small_inputs") {
+        check_small::<f32, Sum>(&device, "f32 sum");
+        check_small::<u64, Max>(&device, "u64 max");
+        check_small::<Affine, Compose>(&device, "affine composition");
+    }
+    // Several interleavings of the emulated warps and blocks.
+    for seed in SEEDS {
+        let device = Device::emulator_with(Options { seed, max_resident_blocks: 2, ..Options::default() });
+        check_small::<f32, Sum>(&device, &format!("f32 sum, seed {seed}"));
+    }
+}
+
+#[test]
+fn small_inputs_are_told_apart_by_length_and_segment_count() {
+    // The host's choice (and so each segment's order of combination) depends on the
+    // lengths alone: at most 16 `long_elements` elements, 512 KiB and 16 384 segments.
+    let long = 8192;
+    assert!(is_small_input::<f32>(16 * long, SMALL_INPUT_SEGMENTS, long));
+    assert!(!is_small_input::<f32>(16 * long + 1, 1, long));
+    assert!(!is_small_input::<f32>(1, SMALL_INPUT_SEGMENTS + 1, long));
+    assert!(!is_small_input::<f32>(17, 1, 1));
+    assert!(!is_small_input::<f64>(16 * long, 1, u64::MAX));
+    assert!(is_small_input::<f64>(8 * long, 1, u64::MAX));
+    assert!(!is_small_input::<f32>(u64::MAX, 1, u64::MAX));
+    // The block takes a 32nd of the input, at least 8 KiB.
+    assert_eq!(small_input_block_elements::<f32>(1 << 16), 2048);
+    assert_eq!(small_input_block_elements::<f32>(1 << 17), 4096);
+    assert_eq!(small_input_block_elements::<f64>(1 << 10), 1024);
+    assert_eq!(small_input_block_elements::<u8>(0), 8192);
 }
 
 // ---------------------------------------------------------------------------------------

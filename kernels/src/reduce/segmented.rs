@@ -27,6 +27,7 @@
 //! | warp | [`tile_per_segment`]`::<_, _, 32>` | a whole warp |
 //! | block | [`block_per_segment`] | a whole block, combined with [`block::reduce`] |
 //! | balanced | [`balanced_batches`], then [`balanced_chunks`] | by the segment's own length: its lane (tiny), a tile of 4 (short), a warp (medium), or chunks of it spread over every block and folded by a ticket protocol (long) |
+//! | balanced, small input ([`is_small_input`]) | [`small_input_segments`] | a warp, or for a segment longer than [`small_input_block_elements`] a whole block, in one launch |
 //!
 //! Workers take segments `w`, `w + workers`, `w + 2 workers`, ... (grid-stride), so any
 //! grid size covers any segment count. The balanced strategy is for offsets whose lengths
@@ -35,7 +36,9 @@
 //! the grid idles; the balanced strategy looks at each length (its warps read 32
 //! neighbouring offsets at once) and cuts segments longer than [`LONG_SEGMENT_BYTES`]
 //! into chunks of [`chunk_bytes`] that all blocks share ([`LongSegments`] describes the
-//! hand-off and its memory-ordering argument).
+//! hand-off and its memory-ordering argument). A small input (up to 512 KiB of `f32`s
+//! by default) takes one kernel instead, [`small_input_segments`], where what a call
+//! waits for is latency, not bandwidth.
 //!
 //! # Which rank reads what, and the order of combination
 //! Inside one segment, `r` ranks (lanes of the tile, threads of the block) share the
@@ -729,18 +732,154 @@ pub unsafe fn block_per_segment<T: Pod, Op: Operator<T>>(segments: Segments<T>, 
     let mut s = thread::linear_block_idx() as u64;
     // Uniform over the block: every thread reaches each block::reduce.
     while s < segments.count() {
-        let (begin, end) = segments.bounds(s);
-        // SAFETY: a range from `bounds`.
-        let mine = unsafe { segments.fold(begin, end, rank, ranks, op) };
         // SAFETY: every thread of the block calls this (the loop is uniform over the
         // block), with the launch's dynamic shared memory, which only block::reduce uses;
-        // its own barriers separate one call from the next.
-        let total = unsafe { block::reduce(scratch, mine, op) };
-        if rank == 0 {
-            // SAFETY: s < count, and only this block's thread 0 writes out[s].
-            unsafe { out.add(s as usize).write(total) };
-        }
+        // s < count, and no other block takes s.
+        unsafe { reduce_by_block(segments, s, out, scratch, rank, ranks, op) };
         s += blocks;
+    }
+}
+
+/// Segment `s` reduced by the calling block, as [`block_per_segment`] does for each of
+/// its segments (rank `rank` of `ranks` folds its share, then [`block::reduce`] in rank
+/// order), its thread 0 writing `out[s]`.
+///
+/// # Safety
+/// Every thread of the block calls this with the same `s < segments.count()`, its own
+/// `rank` (`thread::linear_thread_idx`) and `ranks` the block's size; `scratch` is as
+/// for [`block::reduce`] (the barriers inside it separate one call from the next); no
+/// other block or thread writes `out[s]` during the launch.
+#[inline(always)]
+unsafe fn reduce_by_block<T: Pod, Op: Operator<T>>(
+    segments: Segments<T>,
+    s: u64,
+    out: *mut T,
+    scratch: shared::SharedSlice<T>,
+    rank: u64,
+    ranks: u64,
+    op: Op,
+) {
+    let (begin, end) = segments.bounds(s);
+    // SAFETY: a range from `bounds`.
+    let mine = unsafe { segments.fold(begin, end, rank, ranks, op) };
+    // SAFETY: every thread of the block, with `scratch` (caller).
+    let total = unsafe { block::reduce(scratch, mine, op) };
+    if rank == 0 {
+        // SAFETY: s < count, and only this block's thread 0 writes out[s] (caller).
+        unsafe { out.add(s as usize).write(total) };
+    }
+}
+
+/// The balanced strategy's kernel for small inputs ([`is_small_input`]): one launch
+/// in which warp `i` of block `b` reduces segments `i * blocks + b`, that plus `warps`,
+/// plus `2 warps`, ... (each as [`tile_per_segment`]`::<_, _, 32>` does; neighbouring
+/// segments go to different blocks), except those longer than `long_elements`
+/// ([`small_input_block_elements`] of the input's length), which it passes over. After
+/// its warps' segments, the whole block reduces the ones they passed over, each as
+/// [`block_per_segment`] does. Nothing of that happens unless a warp of the block passed
+/// one over (one barrier with an `or`); otherwise the block walks its warps' segments
+/// again, round by round (each warp looks at the segment it had in that round), each
+/// warp's answer goes to shared memory, and the block reduces the marked ones, in warp
+/// order, with `reduce_by_block`.
+///
+/// Why: at a few hundred KiB a call lasts a few microseconds, and what bounds it is the
+/// longest chain of dependent round trips to memory that one worker makes, not
+/// bandwidth. The batch kernel's warps each take 32 segments and read their medium ones
+/// one after another (a warp reads 2 KiB a step), and the chunk kernel adds a second
+/// launch (about 2 us); a warp per segment spreads the segments over the whole GPU, and
+/// a long segment goes to a block (16 KiB a step). The host launches a block per segment
+/// while they are fewer than a wave of blocks, so that long segments in a row are
+/// different blocks' (with a warp per segment and few segments, 8 of 16 384 `f32`s at
+/// 2^17 were one block's: 15.6-15.8 us).
+///
+/// Measured on an H100 (2026-11-27, power-law mix of `f32`, `segreduce-bench`, the batch
+/// kernel and chunk launch in the same command): 3.5-4.4 / 3.7-4.1 / 3.9 / 4.5 / 7.1-7.2 /
+/// 9.0 us at 2^10 / 2^12 / 2^14 / 2^15 / 2^16 / 2^17 elements against 4.8-4.9 / 5.7-5.8
+/// / 8.0-8.8 / 9.1-9.3 / 10.1-10.4 / 12.2-12.4, CUB 5.4 / 4.5 / 4.9 / 5.2 / 8.1 / 12.3.
+/// Fixed lengths with the balanced strategy forced: 1 024 elements at 2^16 3.9 us
+/// against 28.6-28.9, 8 segments of 16 384 at 2^17 5.2 against 9.3-9.7; the worst case,
+/// one segment of 2^17 elements (512 KiB for one block), 10.5-10.8 against 9.3-9.7.
+///
+/// # Safety
+/// - As for [`tile_per_segment`] (a one-dimensional launch of a block size that is a
+///   multiple of 32, every thread runs this once, `segments` and `out` valid).
+/// - The launch has [`small_input_shared_bytes`]`::<T>()` bytes of dynamic shared memory,
+///   which nothing else uses. (Of `long`, only `long_elements` is read.)
+#[inline(always)]
+pub unsafe fn small_input_segments<T: Pod, Op: Operator<T>>(
+    segments: Segments<T>,
+    out: *mut T,
+    long: LongSegments<T>,
+    op: Op,
+) {
+    // SAFETY: the block size is a multiple of 32 (contract), so the warp has all its
+    // lanes, and none returns before the loop ends; every lane of a warp has the same
+    // `s`, so all of them reach each `reduce` together.
+    let warp = unsafe { Warp::this().assume_present() };
+    let lane = u64::from(warp.thread_rank());
+    let warps = thread::grid_threads_x() / u64::from(WARP_SIZE);
+    // Warp `i` of block `b` starts at segment `i * blocks + b`, so that neighbouring
+    // segments (several long ones in a row) go to different blocks.
+    let (blocks, block) = (thread::grid_blocks() as u64, thread::linear_block_idx() as u64);
+    let first = u64::from(thread::warp_idx()) * blocks + block;
+    let mut s = first;
+    // Whether this warp passed a long segment over.
+    let mut passed_long = false;
+    while s < segments.count() {
+        let (begin, end) = segments.bounds(s);
+        if end - begin > long.long_elements {
+            passed_long = true;
+        } else {
+            // SAFETY: a range from `bounds`.
+            let total = warp.reduce(unsafe { segments.fold_by_warp(begin, end, lane, op) }, op);
+            if lane == 0 {
+                // SAFETY: s < count, and only this warp's lane 0 writes out[s].
+                unsafe { out.add(s as usize).write(total) };
+            }
+        }
+        s += warps;
+    }
+    // SAFETY: every thread of the block gets here once (no lane returns early).
+    if !unsafe { barrier::sync_or(passed_long) } {
+        return;
+    }
+    let scratch = shared::dynamic_part::<T>(0, block::SCRATCH_LEN);
+    let marks = shared::dynamic_part::<u32>(marks_offset::<T>(), WARP_SIZE as usize);
+    let rank = thread::linear_thread_idx() as u64;
+    let ranks = thread::block_threads() as u64;
+    let block_warps = ranks / u64::from(WARP_SIZE);
+    // The segment of the block's warp 0 in each round, from `block` in the first: uniform
+    // over the block, so every thread reaches each barrier and block reduction.
+    let mut round = block;
+    while round < segments.count() {
+        // This warp's segment of the round, as in the loop above.
+        let s = round + u64::from(thread::warp_idx()) * blocks;
+        let long_segment = s < segments.count() && {
+            let (begin, end) = segments.bounds(s);
+            end - begin > long.long_elements
+        };
+        if lane == 0 {
+            // SAFETY: warp_idx < 32 (at most 1 024 threads a block); only this lane writes
+            // it, and a barrier separates it from the previous round's reads.
+            unsafe { marks.write(thread::warp_idx() as usize, u32::from(long_segment)) };
+        }
+        // SAFETY: every thread of the block (the loop is uniform); orders the marks'
+        // writes before their reads.
+        if unsafe { barrier::sync_or(long_segment) } {
+            for i in 0..block_warps {
+                // SAFETY: i < warps of the block <= 32, written before the barrier above.
+                if unsafe { marks.read(i as usize) } != 0 {
+                    // SAFETY: every thread of the block, with the same segment (below the
+                    // count: its warp measured it), the scratch only block reductions use;
+                    // its warp passed it over, and no other block's warps hold it.
+                    unsafe { reduce_by_block(segments, round + i * blocks, out, scratch, rank, ranks, op) };
+                }
+            }
+            // SAFETY: every thread of the block (`sync_or`'s result is uniform): the reads
+            // above end before the next round writes the marks.
+            unsafe { barrier::sync() };
+        }
+        round += warps;
     }
 }
 
@@ -822,6 +961,67 @@ pub const CHUNK_BITS: u32 = 40;
 /// `u64` words per long-segment descriptor: segment, begin, end, first chunk.
 pub const DESCRIPTOR_WORDS: usize = 4;
 
+/// Inputs of up to this many times `long_elements` elements may be small for the
+/// balanced strategy ([`is_small_input`]).
+pub const SMALL_INPUT_LONG_SEGMENTS: u64 = 16;
+
+/// Inputs of up to this many bytes may be small for the balanced strategy
+/// ([`is_small_input`]): 16 times the default [`LONG_SEGMENT_BYTES`].
+pub const SMALL_INPUT_BYTES: u64 = SMALL_INPUT_LONG_SEGMENTS * LONG_SEGMENT_BYTES;
+
+/// Inputs of at most this many segments may be small for the balanced strategy
+/// ([`is_small_input`]).
+pub const SMALL_INPUT_SEGMENTS: u64 = 16 << 10;
+
+/// Whether the host reduces `segments` segments over `len` elements of `T` with the
+/// balanced strategy's kernel for small inputs ([`small_input_segments`], one launch)
+/// rather than with the batch kernel and [`balanced_chunks`]: at most
+/// [`SMALL_INPUT_BYTES`] (512 KiB: 2^17 `f32`s) and [`SMALL_INPUT_LONG_SEGMENTS`]` *
+/// long_elements` elements, and at most [`SMALL_INPUT_SEGMENTS`] segments. The first two
+/// bound the worst case, one segment of the whole input, which one block reads there
+/// (at 2^17 `f32`s 10.5-10.8 us on an H100, against 9.3-9.7 in chunks); the third keeps
+/// a warp per segment to a few rounds of the grid (an H100 holds 4 224 warps of that
+/// kernel), past which the batch kernel's 32 segments a warp are faster. A function of
+/// the lengths alone, never of the GPU, so that every segment's order of combination is
+/// the same on every backend.
+pub const fn is_small_input<T>(len: u64, segments: u64, long_elements: u64) -> bool {
+    let size = size_of::<T>() as u64;
+    len <= SMALL_INPUT_LONG_SEGMENTS.saturating_mul(long_elements)
+        && len.saturating_mul(if size == 0 { 1 } else { size }) <= SMALL_INPUT_BYTES
+        && segments <= SMALL_INPUT_SEGMENTS
+}
+
+/// Segments longer than this many elements of `T`, in a small input of `len` elements,
+/// are reduced by their block in [`small_input_segments`]: a 32nd of the input, at least
+/// [`SMALL_INPUT_WARP_BYTES`]. Few enough that the block's turn at them stays short (at
+/// most 32 of them over the input), long enough that a warp's read of the others (at
+/// most 4 steps of 2 KiB, or a 32nd of the input) is not what the call waits for.
+pub const fn small_input_block_elements<T>(len: u64) -> u64 {
+    let size = size_of::<T>() as u64;
+    let floor = SMALL_INPUT_WARP_BYTES / if size == 0 { 1 } else { size };
+    let share = len / 32;
+    if share > floor {
+        share
+    } else {
+        floor
+    }
+}
+
+/// The longest segment, in bytes, that [`small_input_segments`] always leaves to a warp
+/// (4 of a warp's steps of [`LOADS_IN_FLIGHT`] 16-byte loads a lane).
+pub const SMALL_INPUT_WARP_BYTES: u64 = 8 << 10;
+
+/// Dynamic shared memory, in bytes, of [`small_input_segments`] over `T`: the scratch of
+/// [`block::reduce`], then one mark per warp of the block (at most 32).
+pub const fn small_input_shared_bytes<T>() -> usize {
+    marks_offset::<T>() + WARP_SIZE as usize * size_of::<u32>()
+}
+
+/// Where the marks of [`small_input_segments`] start in its dynamic shared memory.
+const fn marks_offset<T>() -> usize {
+    shared_bytes::<T>().next_multiple_of(size_of::<u32>())
+}
+
 /// The scratch the balanced strategy ([`balanced_batches`] then [`balanced_chunks`])
 /// hands long segments over in, with its limits. The host owns it, allocates it zeroed,
 /// and never writes it afterwards: the chunk launch returns the tickets to 0 and clears
@@ -861,8 +1061,9 @@ pub const DESCRIPTOR_WORDS: usize = 4;
 ///    this pair in stream order, or the caller of the host's `_on` calls orders them),
 ///    nothing of this pair touches that word, and the next call, which uses it, finds it
 ///    at 0 (the kernel boundary orders the store before it). A call without a chunk
-///    launch (an input of at most `long_elements` elements) hands nothing off, so its
-///    counter stays 0 and the next call uses it again. So no launch clears the scratch
+///    launch (an input of at most `long_elements` elements, or a small one, which
+///    [`small_input_segments`] reduces without touching the scratch) hands nothing off,
+///    so its counter stays 0 and the next call uses it again. So no launch clears the scratch
 ///    and no block waits for the others to clear its own counter: the chunk kernel's
 ///    blocks end when their chunks are done. (Until 2026-11-27 they met at a grid-wide
 ///    ticket first, whose last block cleared the counter. Measured on an H100 that day,
@@ -1303,7 +1504,8 @@ unsafe fn fold_partials<T: Pod, Op: Operator<T>>(
 
 /// Declares the segmented-reduce kernels the host's `SegmentedReducer` launches for one
 /// element type and operator: one per strategy (thread, tile of 4, tile of 16, warp,
-/// block), then the balanced strategy's two (batches, chunks). The first five take
+/// block), then the balanced strategy's three (batches, chunks, and its kernel for small
+/// inputs). The first five take
 ///
 /// `(input: *const T, len: u64, offsets: *const u64, segment_len: u64, segments: u64,
 /// out: *mut T, error: *mut u64)`: the [`Segments`] of [`Segments::new`] (fixed length
@@ -1311,9 +1513,11 @@ unsafe fn fold_partials<T: Pod, Op: Operator<T>>(
 /// [`block_per_segment`]; the balanced two take the same seven, then `(counter: *mut u64,
 /// descriptors: *mut u64, tickets: *mut u32, partials: *mut T, descriptor_capacity: u64,
 /// chunk_capacity: u64, long_elements: u64, chunk_elements: u64, spare_counter: *mut
-/// u64)`: the [`LongSegments`] of [`LongSegments::new`], for [`balanced_batches`] and
-/// [`balanced_chunks`]. All are launched with blocks of [`BLOCK_THREADS`] and
-/// [`shared_bytes`]`::<T>()` bytes of dynamic shared memory.
+/// u64)`: the [`LongSegments`] of [`LongSegments::new`], for [`balanced_batches`],
+/// [`balanced_chunks`] and [`small_input_segments`]. The host launches the block kernel
+/// with blocks of [`SEGMENT_BLOCK_THREADS`], the others with [`BLOCK_THREADS`]; the block
+/// and chunk kernels with [`shared_bytes`]`::<T>()` bytes of dynamic shared memory, the
+/// one for small inputs with [`small_input_shared_bytes`]`::<T>()`.
 ///
 /// ```
 /// /// Concatenation of digits: `a ⊕ b = a * 10 + b`, which does not commute.
@@ -1329,16 +1533,18 @@ unsafe fn fold_partials<T: Pod, Op: Operator<T>>(
 /// }
 /// warpsafe::segmented_reduce_kernels! {
 ///     u64, Digits => digits_thread, digits_tile4, digits_tile16, digits_warp, digits_block,
-///         digits_batches, digits_chunks;
+///         digits_batches, digits_chunks, digits_small;
 /// }
 /// assert_eq!(digits_warp.param_count(), 7);
 /// assert_eq!(digits_chunks.param_count(), 16);
+/// assert_eq!(digits_small.param_count(), 16);
 /// ```
 #[macro_export]
 macro_rules! segmented_reduce_kernels {
-    ($($t:ty, $op:expr => $thread:ident, $tile4:ident, $tile16:ident, $warp:ident, $block:ident, $batches:ident, $chunks:ident;)*) => {$(
+    ($($t:ty, $op:expr => $thread:ident, $tile4:ident, $tile16:ident, $warp:ident, $block:ident, $batches:ident, $chunks:ident, $small:ident;)*) => {$(
         $crate::segmented_reduce_kernels!(@balanced $t, $op, $batches, balanced_batches, "the batches of 32 segments");
         $crate::segmented_reduce_kernels!(@balanced $t, $op, $chunks, balanced_chunks, "the chunks of long segments");
+        $crate::segmented_reduce_kernels!(@balanced $t, $op, $small, small_input_segments, "a small input in one launch");
         $crate::segmented_reduce_kernels!(@tile $t, $op, $thread, 1);
         $crate::segmented_reduce_kernels!(@tile $t, $op, $tile4, 4);
         $crate::segmented_reduce_kernels!(@tile $t, $op, $tile16, 16);

@@ -1,6 +1,6 @@
 //! Segmented reductions on a [`Device`]: [`SegmentedReducer`], one result per segment of
-//! an array, one kernel launch per call (two for the balanced strategy on an input past
-//! 16 long segments' length).
+//! an array, one kernel launch per call (two for the balanced strategy on an input that
+//! is not small, below).
 //!
 //! ```
 //! # fn main() -> Result<(), warpsafe_host::Error> {
@@ -114,8 +114,9 @@
 //! segments longer than a 32nd of the input (and than 8 KiB) reduced by a whole block
 //! after its warps' ones; a block per segment while they are fewer than a wave. At that
 //! size what a call waits for is the longest chain of dependent round trips to memory,
-//! which a warp per segment keeps short: the power-law mix runs at 1.15-1.4x CUB from
-//! 2^10 to 2^17 elements on an H100, where the two launches ran at 0.6-1.0x. The reducer
+//! which a warp per segment keeps short: the power-law mix runs at 1.1-1.5x CUB from
+//! 2^10 to 2^17 elements on an H100 (2026-11-27), where the batch kernel and the chunk
+//! launch had run at 0.6-1.1x. The reducer
 //! owns the
 //! hand-off's scratch (two counters, descriptors and tickets, one partial per chunk: about
 //! 0.5 % of the input's bytes for `f32`), allocated zeroed at the first balanced call and

@@ -821,8 +821,7 @@ pub unsafe fn small_input_segments<T: Pod, Op: Operator<T>>(
     // Warp `i` of block `b` starts at segment `i * blocks + b`, so that neighbouring
     // segments (several long ones in a row) go to different blocks.
     let (blocks, block) = (thread::grid_blocks() as u64, thread::linear_block_idx() as u64);
-    let first = u64::from(thread::warp_idx()) * blocks + block;
-    let mut s = first;
+    let mut s = u64::from(thread::warp_idx()) * blocks + block;
     // Whether this warp passed a long segment over.
     let mut passed_long = false;
     while s < segments.count() {
@@ -985,10 +984,20 @@ pub const SMALL_INPUT_SEGMENTS: u64 = 16 << 10;
 /// the lengths alone, never of the GPU, so that every segment's order of combination is
 /// the same on every backend.
 pub const fn is_small_input<T>(len: u64, segments: u64, long_elements: u64) -> bool {
-    let size = size_of::<T>() as u64;
     len <= SMALL_INPUT_LONG_SEGMENTS.saturating_mul(long_elements)
-        && len.saturating_mul(if size == 0 { 1 } else { size }) <= SMALL_INPUT_BYTES
+        && len.saturating_mul(element_bytes::<T>()) <= SMALL_INPUT_BYTES
         && segments <= SMALL_INPUT_SEGMENTS
+}
+
+/// `T`'s size in bytes, 1 for a zero-sized type (a divisor and a factor for the byte
+/// limits above; `usize::max` is not usable in a `const fn`).
+const fn element_bytes<T>() -> u64 {
+    let size = size_of::<T>() as u64;
+    if size == 0 {
+        1
+    } else {
+        size
+    }
 }
 
 /// Segments longer than this many elements of `T`, in a small input of `len` elements,
@@ -997,8 +1006,7 @@ pub const fn is_small_input<T>(len: u64, segments: u64, long_elements: u64) -> b
 /// most 32 of them over the input), long enough that a warp's read of the others (at
 /// most 4 steps of 2 KiB, or a 32nd of the input) is not what the call waits for.
 pub const fn small_input_block_elements<T>(len: u64) -> u64 {
-    let size = size_of::<T>() as u64;
-    let floor = SMALL_INPUT_WARP_BYTES / if size == 0 { 1 } else { size };
+    let floor = SMALL_INPUT_WARP_BYTES / element_bytes::<T>();
     let share = len / 32;
     if share > floor {
         share

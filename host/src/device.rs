@@ -177,7 +177,7 @@ impl Device {
         }
     }
 
-    /// Whether [`Device::launch_cooperative_on`] works here (every sm_70+ GPU under a
+    /// Whether [`Device::launch_cooperative`] works here (every sm_70+ GPU under a
     /// driver that allows it, and the emulator).
     pub fn supports_cooperative_launch(&self) -> bool {
         match &self.inner {

@@ -14,7 +14,7 @@
 //!   emulated kernel's pointer parameter receives.
 //! - [`Stream`] and [`Event`]: enqueued launches and timing (on the emulator launches are
 //!   synchronous and events are wall-clock).
-//! - [`Device::launch_cooperative_on`], [`Device::max_cooperative_blocks`]: grids whose
+//! - [`Device::launch_cooperative`], [`Device::max_cooperative_blocks`]: grids whose
 //!   blocks are all resident at once (`cuLaunchCooperativeKernel` on the GPU).
 //! - [`collective`]: several devices reducing together (NCCL between GPUs, an in-process
 //!   clique between emulated devices): element-wise all-reduce and sharded reductions.

@@ -53,7 +53,7 @@
 //! combining logic is tested without a GPU.
 //!
 //! # Operators
-//! Every [`Reduction`] works. NCCL applies `Sum`, `Min` and `Max` over `i32`, `u32`,
+//! Every [`Reduction`](crate::reduce::Reduction) works. NCCL applies `Sum`, `Min` and `Max` over `i32`, `u32`,
 //! `i64`, `u64`, `f32` and `f64` itself (`ncclAllReduce`: no copies beyond NCCL's own).
 //! For every other operator (the bitwise ones, your own over any `Pod` type) the
 //! [`AllReducer`] all-gathers the ranks' buffers (`ncclAllGather`, `ranks * len`

@@ -53,8 +53,9 @@
 //! combining logic is tested without a GPU.
 //!
 //! # Operators
-//! Every [`Reduction`](crate::reduce::Reduction) works. NCCL applies `Sum`, `Min` and `Max` over `i32`, `u32`,
-//! `i64`, `u64`, `f32` and `f64` itself (`ncclAllReduce`: no copies beyond NCCL's own).
+//! Every [`Reduction`](crate::reduce::Reduction) works. NCCL applies `Sum`, `Min` and
+//! `Max` over `i32`, `u32`, `i64`, `u64`, `f32` and `f64` itself (`ncclAllReduce`: no
+//! copies beyond NCCL's own).
 //! For every other operator (the bitwise ones, your own over any `Pod` type) the
 //! [`AllReducer`] all-gathers the ranks' buffers (`ncclAllGather`, `ranks * len`
 //! elements of scratch per rank) and folds the copies in rank order on each device with

@@ -25,7 +25,11 @@
 //! 3. `opt`: internalize every symbol except the kernel entry points (functions with the
 //!    `ptx_kernel` calling convention, that is `extern "ptx-kernel"`), then `-O3`, which
 //!    drops everything the kernels do not reach.
-//! 4. `llc -mcpu=sm_XX -mattr=+ptxYY` emits the PTX.
+//! 4. `llc -mcpu=sm_XX -mattr=+ptxYY` emits the PTX; entries whose launch bounds the
+//!    crates announce (`// warpsafe-launch-bounds NAME THREADS BLOCKS` in module-level
+//!    asm, warpsafe's `__warpsafe_launch_bounds!`) get `.maxntid THREADS, 1, 1` and
+//!    `.minnctapersm BLOCKS` (`with_launch_bounds`: LLVM has them only as `nvvm`
+//!    metadata, which Rust cannot attach).
 //!
 //! Steps 2-4 take tens of seconds for a large kernel crate, so their output is kept in a
 //! content-addressed cache inside the nested target directory,
@@ -259,6 +263,14 @@ pub enum BuildError {
     /// same name, type and length declared by one macro invocation: rename one).
     #[error("shared memory of the kernel crate at {}: {problem}", path.display())]
     SharedMemory {
+        /// The kernel crate.
+        path: PathBuf,
+        /// What is wrong, with the marker line.
+        problem: String,
+    },
+    /// A launch-bounds marker the builder cannot read, or one for an entry the PTX lacks.
+    #[error("launch bounds of the kernel crate at {}: {problem}", path.display())]
+    LaunchBounds {
         /// The kernel crate.
         path: PathBuf,
         /// What is wrong, with the marker line.
@@ -949,6 +961,54 @@ fn shared_arrays(ir: &str) -> Result<Vec<SharedArray>, String> {
     Ok(arrays)
 }
 
+/// The start of the module-level PTX comment by which warpsafe's `__warpsafe_launch_bounds!`
+/// announces a kernel's launch bounds: `// warpsafe-launch-bounds NAME THREADS BLOCKS`.
+const LAUNCH_BOUNDS_MARKER: &str = "// warpsafe-launch-bounds ";
+
+/// Launch bounds of one kernel entry (see [`LAUNCH_BOUNDS_MARKER`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct LaunchBounds {
+    entry: String,
+    threads: u32,
+    blocks: u32,
+}
+
+/// The launch bounds that the `module asm` lines of disassembled IR announce; the problem,
+/// if a marker does not parse.
+fn launch_bounds(ir: &str) -> Result<Vec<LaunchBounds>, String> {
+    let mut bounds = Vec::new();
+    for asm in ir.lines().filter_map(|line| line.strip_prefix("module asm \"")?.strip_suffix('"')) {
+        let Some(fields) = asm.strip_prefix(LAUNCH_BOUNDS_MARKER) else { continue };
+        match fields.split(' ').collect::<Vec<_>>()[..] {
+            [entry, threads, blocks] => match (threads.parse(), blocks.parse()) {
+                (Ok(threads), Ok(blocks)) if threads > 0 && blocks > 0 => {
+                    bounds.push(LaunchBounds { entry: entry.to_string(), threads, blocks })
+                }
+                _ => return Err(format!("unreadable marker `{asm}`: expected positive THREADS and BLOCKS")),
+            },
+            _ => return Err(format!("unreadable marker `{asm}`: expected NAME THREADS BLOCKS")),
+        }
+    }
+    Ok(bounds)
+}
+
+/// `ptx` with `.maxntid` and `.minnctapersm` between each bounded entry's parameter list
+/// and its body (PTX's performance-tuning directives); the problem if an entry is missing.
+fn with_launch_bounds(ptx: &str, bounds: &[LaunchBounds]) -> Result<String, String> {
+    let mut ptx = ptx.to_string();
+    for b in bounds {
+        let head = format!(".entry {}(", b.entry);
+        let body = ptx
+            .find(&head)
+            .and_then(|start| ptx[start..].find("\n{\n").map(|brace| start + brace + 1))
+            .ok_or_else(|| {
+                format!("`{LAUNCH_BOUNDS_MARKER}{} ...` names no kernel entry of the PTX", b.entry)
+            })?;
+        ptx.insert_str(body, &format!(".maxntid {}, 1, 1\n.minnctapersm {}\n", b.threads, b.blocks));
+    }
+    Ok(ptx)
+}
+
 /// The IR module linked into the kernel crate's bitcode after step 2: the block's shared
 /// memory as `addrspace(3)` globals, and the two functions through which warpsafe's kernel
 /// crate takes their addresses, each an `addrspacecast` to a generic pointer.
@@ -1044,6 +1104,8 @@ fn link_to_ptx(
     }
     let arrays = shared_arrays(&ir)
         .map_err(|problem| BuildError::SharedMemory { path: crate_path.to_path_buf(), problem })?;
+    let bounds = launch_bounds(&ir)
+        .map_err(|problem| BuildError::LaunchBounds { path: crate_path.to_path_buf(), problem })?;
     let layout = ir.lines().find(|l| l.starts_with("target datalayout = ")).unwrap_or_default();
     let shared_memory = work.join("shared_memory.ll");
     fs::write(&shared_memory, shared_memory_ir(layout, &arrays))
@@ -1098,6 +1160,12 @@ fn link_to_ptx(
             ptx_path.as_os_str(),
         ],
     )?;
+    if !bounds.is_empty() {
+        let ptx = fs::read_to_string(&ptx_path).map_err(io_err("reading", &ptx_path))?;
+        let ptx = with_launch_bounds(&ptx, &bounds)
+            .map_err(|problem| BuildError::LaunchBounds { path: crate_path.to_path_buf(), problem })?;
+        fs::write(&ptx_path, ptx).map_err(io_err("writing", &ptx_path))?;
+    }
     fs::write(&ir_path, ir).map_err(io_err("writing", &ir_path))?;
     Ok(Ptx { arch, path: ptx_path, llvm_ir: ir_path, kernels })
 }
@@ -1172,6 +1240,30 @@ mod tests {
             "  ret ptr addrspacecast (ptr addrspace(3) @warpsafe_dynamic_shared to ptr)",
         ] {
             assert!(module.lines().any(|l| l == line), "no line {line:?} in\n{module}");
+        }
+    }
+
+    #[test]
+    fn launch_bounds_are_read_from_their_markers_and_put_on_their_entries() {
+        let ir = "module asm \"// warpsafe-launch-bounds k_block 512 2\"\n\
+                  module asm \"// warpsafe-shared-array 42 128 16\"\n\
+                  ; module asm \"// warpsafe-launch-bounds k_other 64 1\"\n";
+        let bounds = launch_bounds(ir).unwrap();
+        assert_eq!(bounds, [LaunchBounds { entry: "k_block".into(), threads: 512, blocks: 2 }]);
+        let ptx = ".visible .entry k_warp(\n\t.param .u64 p\n)\n{\n\tret;\n}\n\
+                   .visible .entry k_block(\n\t.param .u64 p\n)\n{\n\tret;\n}\n";
+        let bounded = with_launch_bounds(ptx, &bounds).unwrap();
+        assert_eq!(
+            bounded,
+            ".visible .entry k_warp(\n\t.param .u64 p\n)\n{\n\tret;\n}\n\
+             .visible .entry k_block(\n\t.param .u64 p\n)\n.maxntid 512, 1, 1\n.minnctapersm 2\n{\n\tret;\n}\n"
+        );
+        // A marker that names no entry, or does not parse, is an error that quotes it.
+        let missing = [LaunchBounds { entry: "k_gone".into(), threads: 1, blocks: 1 }];
+        assert!(with_launch_bounds(ptx, &missing).unwrap_err().contains("k_gone"));
+        for bad in ["k 512", "k 0 2", "k 512 x", "k 512 2 9"] {
+            let ir = format!("module asm \"// warpsafe-launch-bounds {bad}\"\n");
+            assert!(launch_bounds(&ir).unwrap_err().contains(bad), "{bad}");
         }
     }
 

@@ -80,6 +80,37 @@ fn segmented_reduce_kernels_read_16_byte_vectors() {
 }
 
 #[test]
+fn only_the_block_strategy_kernels_carry_launch_bounds() {
+    use warpsafe::reduce::segmented::{SEGMENT_BLOCKS_PER_SM, SEGMENT_BLOCK_THREADS};
+    // The builder puts the bounds that `segmented_reduce_kernels!` announces for sm_90
+    // between the parameter list and the body of each block-strategy entry (3 operators x 6
+    // types), and on no other entry (none on sm_70 and sm_80).
+    let directives =
+        format!(".maxntid {SEGMENT_BLOCK_THREADS}, 1, 1\n.minnctapersm {SEGMENT_BLOCKS_PER_SM}\n{{");
+    for &(sm, ptx) in warpsafe_host::ptx::EMBEDDED {
+        let mut bounded = 0;
+        for entry in ptx.split(".entry ").skip(1) {
+            let name = &entry[..entry.find('(').expect("an entry's parameter list")];
+            let header = &entry[..entry.find("\n{\n").expect("an entry's body") + 2];
+            if sm == 90 && name.starts_with("warpsafe_segreduce_") && name.ends_with("_block") {
+                assert!(header.ends_with(&directives), "sm_{sm} {name}: no launch bounds in\n{header}");
+                bounded += 1;
+            } else {
+                assert!(
+                    !header.contains(".maxntid"),
+                    "sm_{sm} {name}: unexpected launch bounds in\n{header}"
+                );
+            }
+        }
+        assert_eq!(
+            bounded,
+            if sm == 90 { 18 } else { 0 },
+            "sm_{sm}: block-strategy entries with launch bounds"
+        );
+    }
+}
+
+#[test]
 fn tiles_are_staged_with_cp_async_from_sm_80_and_through_registers_on_sm_70() {
     // A scan's run is 256 bytes, 16 vectors, and so is a selection's of `f32` or `f64`: one
     // `cp.async` each on sm_80+, or one `ld.global.v4` each on sm_70 (in batches of 8),

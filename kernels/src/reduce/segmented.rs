@@ -120,6 +120,18 @@ pub const BLOCK_THREADS: u32 = 256;
 /// 356.6-358.7 with 1024.
 pub const SEGMENT_BLOCK_THREADS: u32 = 512;
 
+/// Blocks per SM the block strategy's kernel is compiled for on sm_90: its launch bounds
+/// (`.maxntid` [`SEGMENT_BLOCK_THREADS`], `.minnctapersm` 2), which let ptxas use up to
+/// 64 registers and keep both steps of `Segments::fold_by_block`'s pair of loads in
+/// flight (without bounds it kept 48 registers and put the first step's folds between the
+/// loads). The sm_70 and sm_80 builds have no bounds: there ptxas spills the 8-byte
+/// types' folds at 64 registers. Measured on an H100 (2026-11-28, `segreduce-bench
+/// --quick --patterns 65536`, main and this build in one command): 348.2 us at 2^28
+/// against 353.2 (CUB 347.1-347.6), 90.1 at 2^26 against 93.3 (CUB 90.6-90.8), 47.4 at
+/// 2^25 against 48.8, 26.0 at 2^24 against 26.6; the pair of steps without the bounds
+/// 351.2-351.7 at 2^28 in an earlier command.
+pub const SEGMENT_BLOCKS_PER_SM: u32 = 2;
+
 /// The error word's value when every segment was well formed.
 pub const NO_ERROR: u64 = u64::MAX;
 
@@ -233,7 +245,27 @@ impl<T: Pod> Segments<T> {
     #[inline(always)]
     unsafe fn fold<Op: Operator<T>>(&self, begin: u64, end: u64, rank: u64, ranks: u64, op: Op) -> T {
         // SAFETY: forwarded from the caller.
-        unsafe { self.fold_with::<Op, false>(begin, end, rank, ranks, op) }
+        unsafe { self.fold_with::<Op, false, false>(begin, end, rank, ranks, op) }
+    }
+
+    /// Thread `rank` of a block's fold of `input[begin..end]`: [`Segments::fold`], with
+    /// two steps' loads issued together while two whole steps remain
+    /// ([`Segments::fold_vectors`]'s `PAIRED`; the same vectors into the same partials in
+    /// the same order, so the same bits).
+    ///
+    /// # Safety
+    /// As for [`Segments::fold`].
+    #[inline(always)]
+    unsafe fn fold_by_block<Op: Operator<T>>(
+        &self,
+        begin: u64,
+        end: u64,
+        rank: u64,
+        ranks: u64,
+        op: Op,
+    ) -> T {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.fold_with::<Op, false, true>(begin, end, rank, ranks, op) }
     }
 
     /// Lane `lane` of a warp's fold of `input[begin..end]`: [`Segments::fold`] with 32
@@ -244,16 +276,16 @@ impl<T: Pod> Segments<T> {
     #[inline(always)]
     unsafe fn fold_by_warp<Op: Operator<T>>(&self, begin: u64, end: u64, lane: u64, op: Op) -> T {
         // SAFETY: forwarded from the caller.
-        unsafe { self.fold_with::<Op, true>(begin, end, lane, u64::from(WARP_SIZE), op) }
+        unsafe { self.fold_with::<Op, true, false>(begin, end, lane, u64::from(WARP_SIZE), op) }
     }
 
-    /// [`Segments::fold`], with the vector fold's last step as `WHOLE_LAST_STEP` says
-    /// ([`Segments::fold_vectors`]).
+    /// [`Segments::fold`], with the vector fold's steps as `WHOLE_LAST_STEP` and `PAIRED`
+    /// say ([`Segments::fold_vectors`]).
     ///
     /// # Safety
     /// As for [`Segments::fold`].
     #[inline(always)]
-    unsafe fn fold_with<Op: Operator<T>, const WHOLE_LAST_STEP: bool>(
+    unsafe fn fold_with<Op: Operator<T>, const WHOLE_LAST_STEP: bool, const PAIRED: bool>(
         &self,
         begin: u64,
         end: u64,
@@ -264,7 +296,7 @@ impl<T: Pod> Segments<T> {
         if grid::reads_vectors::<T, Op>(self.input) {
             // SAFETY: forwarded from the caller; the operator commutes and the element
             // size divides 16 (just checked).
-            return unsafe { self.fold_vectors::<Op, WHOLE_LAST_STEP>(begin, end, rank, ranks, op) };
+            return unsafe { self.fold_vectors::<Op, WHOLE_LAST_STEP, PAIRED>(begin, end, rank, ranks, op) };
         }
         let mut acc = op.identity();
         let (mut i, stop, step) = if Op::COMMUTATIVE {
@@ -304,12 +336,21 @@ impl<T: Pod> Segments<T> {
     /// block strategy at L = 65536 was 2.5 % slower at 2^24 with both forms compiled in).
     /// The same vectors are folded into the same partials in the same order either way.
     ///
+    /// With `PAIRED` (a block's fold, [`Segments::fold_by_block`]) the steps go two at a
+    /// time while two whole ones remain: both steps' loads are issued before the first
+    /// is folded, 2 x [`LOADS_IN_FLIGHT`] per rank, load `u` into partial `u %
+    /// LOADS_IN_FLIGHT`, which is the order of two single steps. ptxas keeps the eight
+    /// loads together only under the kernel's launch bounds ([`SEGMENT_BLOCKS_PER_SM`]):
+    /// a block of 512 threads with 4 loads in flight each keeps 64 KiB in flight per SM at
+    /// 2 blocks per SM, with 8 twice that, which is what a CUDA C++ kernel of the same shape
+    /// needed to reach CUB's time at L = 65536.
+    ///
     /// # Safety
     /// As for [`Segments::fold`]; `Op` commutes, `T`'s size divides 16 and the input's
     /// distance to the next 16-byte boundary is a multiple of it
     /// ([`grid::reads_vectors`]).
     #[inline(always)]
-    unsafe fn fold_vectors<Op: Operator<T>, const WHOLE_LAST_STEP: bool>(
+    unsafe fn fold_vectors<Op: Operator<T>, const WHOLE_LAST_STEP: bool, const PAIRED: bool>(
         &self,
         begin: u64,
         end: u64,
@@ -340,6 +381,19 @@ impl<T: Pod> Segments<T> {
         let base = unsafe { self.input.add(first as usize) }.cast::<grid::Vector>();
         let mut partials = [op.identity(); LOADS_IN_FLIGHT];
         let mut v = rank;
+        while PAIRED && v + (2 * LOADS_IN_FLIGHT as u64 - 1) * ranks < vectors {
+            let mut loaded = [grid::Vector([0; grid::VECTOR_BYTES]); 2 * LOADS_IN_FLIGHT];
+            for (u, slot) in loaded.iter_mut().enumerate() {
+                // SAFETY: v + u * ranks <= v + 7 * ranks < vectors: inside the segment, as
+                // below.
+                *slot = unsafe { grid::load_vector::<T>(base.add((v + u as u64 * ranks) as usize)) };
+            }
+            for (u, vector) in loaded.iter().enumerate() {
+                let partial = &mut partials[u % LOADS_IN_FLIGHT];
+                *partial = grid::fold_vector(*partial, vector, op);
+            }
+            v += 2 * LOADS_IN_FLIGHT as u64 * ranks;
+        }
         while v + (LOADS_IN_FLIGHT as u64 - 1) * ranks < vectors {
             let mut loaded = [grid::Vector([0; grid::VECTOR_BYTES]); LOADS_IN_FLIGHT];
             for (u, slot) in loaded.iter_mut().enumerate() {
@@ -761,7 +815,7 @@ unsafe fn reduce_by_block<T: Pod, Op: Operator<T>>(
 ) {
     let (begin, end) = segments.bounds(s);
     // SAFETY: a range from `bounds`.
-    let mine = unsafe { segments.fold(begin, end, rank, ranks, op) };
+    let mine = unsafe { segments.fold_by_block(begin, end, rank, ranks, op) };
     // SAFETY: every thread of the block, with `scratch` (caller).
     let total = unsafe { block::reduce(scratch, mine, op) };
     if rank == 0 {
@@ -1525,7 +1579,9 @@ unsafe fn fold_partials<T: Pod, Op: Operator<T>>(
 /// [`balanced_chunks`] and [`small_input_segments`]. The host launches the block kernel
 /// with blocks of [`SEGMENT_BLOCK_THREADS`], the others with [`BLOCK_THREADS`]; the block
 /// and chunk kernels with [`shared_bytes`]`::<T>()` bytes of dynamic shared memory, the
-/// one for small inputs with [`small_input_shared_bytes`]`::<T>()`.
+/// one for small inputs with [`small_input_shared_bytes`]`::<T>()`. The block kernel's
+/// sm_90 build carries launch bounds ([`SEGMENT_BLOCKS_PER_SM`]): the GPU refuses it a
+/// block of more than [`SEGMENT_BLOCK_THREADS`] threads.
 ///
 /// ```
 /// /// Concatenation of digits: `a ⊕ b = a * 10 + b`, which does not commute.
@@ -1581,6 +1637,13 @@ macro_rules! segmented_reduce_kernels {
                 }
             }
         }
+        // sm_90 only: for sm_70 and sm_80 ptxas spills 8-byte types' folds at 64 registers.
+        #[cfg(target_feature = "sm_90")]
+        $crate::__warpsafe_launch_bounds!(
+            $block,
+            $crate::reduce::segmented::SEGMENT_BLOCK_THREADS,
+            $crate::reduce::segmented::SEGMENT_BLOCKS_PER_SM
+        );
     )*};
     (@balanced $t:ty, $op:expr, $name:ident, $function:ident, $what:literal) => {
         $crate::kernel! {

@@ -58,6 +58,17 @@ macro_rules! __warpsafe_kernel {
     };
 }
 
+/// Launch bounds on the emulator: none. The GPU build announces them to the builder
+/// (`arch::nvptx::declare`); the emulator runs a kernel at any block size its launch
+/// allows, so callers launch such a kernel with at most its bound themselves.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __warpsafe_launch_bounds {
+    ($name:ident, $threads:expr, $blocks:expr) => {
+        const _: () = assert!($threads > 0 && $blocks > 0, "launch bounds are positive");
+    };
+}
+
 /// Implements [`crate::shared::SharedStorage`] for `$storage` over the emulator's
 /// per-block allocation keyed by a `static` of its own.
 #[doc(hidden)]

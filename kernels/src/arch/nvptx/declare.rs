@@ -46,6 +46,25 @@ macro_rules! __warpsafe_kernel {
     };
 }
 
+/// Announces launch bounds of the kernel entry `$name` to the builder with a module-level
+/// PTX comment (`// warpsafe-launch-bounds NAME THREADS BLOCKS`); the builder puts
+/// `.maxntid THREADS, 1, 1` and `.minnctapersm BLOCKS` on the entry, so that ptxas
+/// allocates registers for BLOCKS resident blocks of THREADS threads per SM (CUDA C++'s
+/// `__launch_bounds__(THREADS, BLOCKS)`). The GPU then refuses a launch of more than
+/// THREADS threads per block.
+#[doc(hidden)]
+#[macro_export]
+#[allow_internal_unstable(asm_experimental_arch)]
+macro_rules! __warpsafe_launch_bounds {
+    ($name:ident, $threads:expr, $blocks:expr) => {
+        ::core::arch::global_asm!(
+            ::core::concat!("// warpsafe-launch-bounds ", ::core::stringify!($name), " {threads} {blocks}"),
+            threads = const $threads,
+            blocks = const $blocks,
+        );
+    };
+}
+
 /// Declares the PTX storage of one [`crate::shared!`] array and implements
 /// [`crate::shared::SharedStorage`] for `$storage` over it.
 #[doc(hidden)]

@@ -938,12 +938,19 @@ struct SharedArray {
     align: u64,
 }
 
+/// The `module asm` lines of disassembled IR that start with `marker`: each whole line's
+/// text, and what follows the marker.
+fn markers<'ir>(ir: &'ir str, marker: &'ir str) -> impl Iterator<Item = (&'ir str, &'ir str)> {
+    ir.lines()
+        .filter_map(|line| line.strip_prefix("module asm \"")?.strip_suffix('"'))
+        .filter_map(move |asm| Some((asm, asm.strip_prefix(marker)?)))
+}
+
 /// The static shared arrays that the `module asm` lines of disassembled IR declare, sorted
 /// by id; the problem, if a marker does not parse or two declarations share an id.
 fn shared_arrays(ir: &str) -> Result<Vec<SharedArray>, String> {
     let mut arrays = Vec::new();
-    for asm in ir.lines().filter_map(|line| line.strip_prefix("module asm \"")?.strip_suffix('"')) {
-        let Some(fields) = asm.strip_prefix(SHARED_ARRAY_MARKER) else { continue };
+    for (asm, fields) in markers(ir, SHARED_ARRAY_MARKER) {
         let fields: Vec<Option<u64>> = fields.split(' ').map(|f| f.parse().ok()).collect();
         match fields[..] {
             [Some(id), Some(bytes), Some(align)] => arrays.push(SharedArray { id, bytes, align }),
@@ -977,8 +984,7 @@ struct LaunchBounds {
 /// if a marker does not parse.
 fn launch_bounds(ir: &str) -> Result<Vec<LaunchBounds>, String> {
     let mut bounds = Vec::new();
-    for asm in ir.lines().filter_map(|line| line.strip_prefix("module asm \"")?.strip_suffix('"')) {
-        let Some(fields) = asm.strip_prefix(LAUNCH_BOUNDS_MARKER) else { continue };
+    for (asm, fields) in markers(ir, LAUNCH_BOUNDS_MARKER) {
         match fields.split(' ').collect::<Vec<_>>()[..] {
             [entry, threads, blocks] => match (threads.parse(), blocks.parse()) {
                 (Ok(threads), Ok(blocks)) if threads > 0 && blocks > 0 => {

@@ -122,9 +122,9 @@ pub const SEGMENT_BLOCK_THREADS: u32 = 512;
 
 /// Blocks per SM the block strategy's kernel is compiled for on sm_90: its launch bounds
 /// (`.maxntid` [`SEGMENT_BLOCK_THREADS`], `.minnctapersm` 2), which let ptxas use up to
-/// 64 registers and keep both steps of `Segments::fold_by_block`'s pair of loads in
-/// flight (without bounds it kept 48 registers and put the first step's folds between the
-/// loads). The sm_70 and sm_80 builds have no bounds: there ptxas spills the 8-byte
+/// 64 registers and keep both steps of a block fold's pair of loads
+/// (`Segments::fold_vectors`) in flight (without bounds it kept 48 registers and put the
+/// first step's folds between the loads). The sm_70 and sm_80 builds have no bounds: there ptxas spills the 8-byte
 /// types' folds at 64 registers. Measured on an H100 (2026-11-28, `segreduce-bench
 /// --quick --patterns 65536`, main and this build in one command): 348.2 us at 2^28
 /// against 353.2 (CUB 347.1-347.6), 90.1 at 2^26 against 93.3 (CUB 90.6-90.8), 47.4 at
@@ -248,26 +248,6 @@ impl<T: Pod> Segments<T> {
         unsafe { self.fold_with::<Op, false, false>(begin, end, rank, ranks, op) }
     }
 
-    /// Thread `rank` of a block's fold of `input[begin..end]`: [`Segments::fold`], with
-    /// two steps' loads issued together while two whole steps remain
-    /// ([`Segments::fold_vectors`]'s `PAIRED`; the same vectors into the same partials in
-    /// the same order, so the same bits).
-    ///
-    /// # Safety
-    /// As for [`Segments::fold`].
-    #[inline(always)]
-    unsafe fn fold_by_block<Op: Operator<T>>(
-        &self,
-        begin: u64,
-        end: u64,
-        rank: u64,
-        ranks: u64,
-        op: Op,
-    ) -> T {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.fold_with::<Op, false, true>(begin, end, rank, ranks, op) }
-    }
-
     /// Lane `lane` of a warp's fold of `input[begin..end]`: [`Segments::fold`] with 32
     /// ranks, whose last vector step loads as a whole one ([`Segments::fold_vectors`]).
     ///
@@ -336,7 +316,7 @@ impl<T: Pod> Segments<T> {
     /// block strategy at L = 65536 was 2.5 % slower at 2^24 with both forms compiled in).
     /// The same vectors are folded into the same partials in the same order either way.
     ///
-    /// With `PAIRED` (a block's fold, [`Segments::fold_by_block`]) the steps go two at a
+    /// With `PAIRED` (a block's fold, `reduce_by_block`) the steps go two at a
     /// time while two whole ones remain: both steps' loads are issued before the first
     /// is folded, 2 x [`LOADS_IN_FLIGHT`] per rank, load `u` into partial `u %
     /// LOADS_IN_FLIGHT`, which is the order of two single steps. ptxas keeps the eight
@@ -814,8 +794,11 @@ unsafe fn reduce_by_block<T: Pod, Op: Operator<T>>(
     op: Op,
 ) {
     let (begin, end) = segments.bounds(s);
+    // A block's fold: two steps' loads issued together while two whole steps remain
+    // (`Segments::fold_vectors`'s `PAIRED`: the same partials in the same order, so the
+    // same bits as `Segments::fold`).
     // SAFETY: a range from `bounds`.
-    let mine = unsafe { segments.fold_by_block(begin, end, rank, ranks, op) };
+    let mine = unsafe { segments.fold_with::<Op, false, true>(begin, end, rank, ranks, op) };
     // SAFETY: every thread of the block, with `scratch` (caller).
     let total = unsafe { block::reduce(scratch, mine, op) };
     if rank == 0 {

@@ -121,15 +121,15 @@ pub const BLOCK_THREADS: u32 = 256;
 pub const SEGMENT_BLOCK_THREADS: u32 = 512;
 
 /// Blocks per SM the block strategy's kernel is compiled for on sm_90: its launch bounds
-/// (`.maxntid` [`SEGMENT_BLOCK_THREADS`], `.minnctapersm` 2), which let ptxas use up to
-/// 64 registers and keep both steps of a block fold's pair of loads
-/// (`Segments::fold_vectors`) in flight (without bounds it kept 48 registers and put the
-/// first step's folds between the loads). The sm_70 and sm_80 builds have no bounds: there ptxas spills the 8-byte
-/// types' folds at 64 registers. Measured on an H100 (2026-11-28, `segreduce-bench
-/// --quick --patterns 65536`, main and this build in one command): 348.2 us at 2^28
-/// against 353.2 (CUB 347.1-347.6), 90.1 at 2^26 against 93.3 (CUB 90.6-90.8), 47.4 at
-/// 2^25 against 48.8, 26.0 at 2^24 against 26.6; the pair of steps without the bounds
-/// 351.2-351.7 at 2^28 in an earlier command.
+/// (`.maxntid` [`SEGMENT_BLOCK_THREADS`], `.minnctapersm` 2), which let ptxas use up to 64
+/// registers and keep both steps of a block fold's pair of loads (`Segments::fold_vectors`)
+/// in flight (without bounds it kept 48 registers and put the first step's folds between
+/// the loads). The sm_70 and sm_80 builds have no bounds: there ptxas spills the 8-byte
+/// types' folds at 64 registers. Measured on an H100 (2026-11-28, `segreduce-bench --quick
+/// --patterns 65536`, main and this build in one command): 348.2 us at 2^28 against 353.2
+/// (CUB 347.1-347.6), 90.1 at 2^26 against 93.3 (CUB 90.6-90.8), 47.4 at 2^25 against 48.8,
+/// 26.0 at 2^24 against 26.6; the pair of steps without the bounds 351.2-351.7 at 2^28 in
+/// an earlier command.
 pub const SEGMENT_BLOCKS_PER_SM: u32 = 2;
 
 /// The error word's value when every segment was well formed.

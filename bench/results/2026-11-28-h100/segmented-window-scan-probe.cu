@@ -14,7 +14,8 @@
 //   over the offsets (5 rounds for 2^24 segments), with its first window's loads already
 //   in flight;
 // - a window is 32 lanes x V 16-byte vectors (lane l holds elements 4Vl .. 4Vl + 4V - 1,
-//   loaded one window ahead); the segment starts inside it become bits of a per-lane mask
+//   loaded one window ahead, into registers (runs 1-2) or, best, into a ring in shared
+//   memory by cp.async (STAGES, run 3 on)); the segment starts inside it become bits of a per-lane mask
 //   in shared memory (one atomicOr per start, 32 starts per round);
 // - each lane folds its elements in order, restarting at its starts; a segmented warp
 //   scan of the lanes' last partials (5 shuffles) gives each lane the partial of the
@@ -106,6 +107,22 @@ __device__ __forceinline__ unsigned swizzle(unsigned lane) {
     return (lane / (8 / V)) % V;
 }
 
+template <int V>
+__device__ __forceinline__ void copy_window(float4* slot, const float* from, unsigned lane) {
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+        const unsigned to = unsigned(__cvta_generic_to_shared(slot + lane * V + k));
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(from + (lane * V + k) * 4) : "memory");
+    }
+}
+
+__device__ __forceinline__ void commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+
+template <int N>
+__device__ __forceinline__ void wait_all_but() {
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+
 // The partial before chunk t (which began inside a segment): predecessors' words, 32 at
 // a time, until an inclusive one.
 __device__ float look_back(const unsigned long long* status, uint64_t t, unsigned epoch, unsigned lane) {
@@ -133,7 +150,7 @@ __device__ float look_back(const unsigned long long* status, uint64_t t, unsigne
     }
 }
 
-template <int V, int MINB, int D>
+template <int V, int MINB, int D, int STAGES, int FAST>
 __global__ void __launch_bounds__(THREADS, MINB)
     window_scan(const float* __restrict__ x, const uint64_t* __restrict__ off, uint64_t n, uint64_t segments,
                 float* __restrict__ out, uint64_t chunk, uint64_t chunks, unsigned* counters, unsigned call,
@@ -143,6 +160,12 @@ __global__ void __launch_bounds__(THREADS, MINB)
     __shared__ __align__(16) float values[WARPS][W];
     __shared__ unsigned masks[WARPS][32];
     __shared__ float opened[WARPS][32];
+    // Run 3 (STAGES > 0): each lane copies its vectors of the next STAGES - 1 windows into
+    // a ring in shared memory by cp.async (no registers hold loads in flight) and reads
+    // the window it folds from there; it reads only what it copied itself, so a lane's own
+    // cp.async.wait_group is all the ordering it needs.
+    // The ring is dynamic shared memory: WARPS * STAGES * 32 * V vectors.
+    extern __shared__ __align__(16) float4 ring[];
     const unsigned lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
     if (blockIdx.x == 0 && threadIdx.x == 0) counters[(call + 1) & 1] = 0;
     const unsigned epoch = call + 1;
@@ -154,14 +177,24 @@ __global__ void __launch_bounds__(THREADS, MINB)
         const uint64_t begin = uint64_t(t) * chunk, end = min(begin + chunk, n);
         // The elements of the next D windows are in flight while one is folded (run 2).
         float4 cur[V], ahead[D][V];
+        if constexpr (STAGES > 0) {
 #pragma unroll
-        for (int k = 0; k < V; ++k) cur[k] = load4(x + begin + (lane * V + k) * 4);
-#pragma unroll
-        for (int a = 0; a < D; ++a)
-            if (begin + (a + 1) * W < end) {
-#pragma unroll
-                for (int k = 0; k < V; ++k) ahead[a][k] = load4(x + begin + (a + 1) * W + (lane * V + k) * 4);
+            for (int a = 0; a + 1 < STAGES; ++a) {
+                if (begin + a * W < end) copy_window<V>(ring + (wid * STAGES + a) * 32 * V, x + begin + a * W, lane);
+                commit();
             }
+        } else {
+#pragma unroll
+            for (int k = 0; k < V; ++k) cur[k] = load4(x + begin + (lane * V + k) * 4);
+#pragma unroll
+            for (int a = 0; a < D; ++a)
+                if (begin + (a + 1) * W < end) {
+#pragma unroll
+                    for (int k = 0; k < V; ++k)
+                        ahead[a][k] = load4(x + begin + (a + 1) * W + (lane * V + k) * 4);
+                }
+        }
+        unsigned slot = 0;  // the ring slot of the window being folded
         // c: the last segment with off[c] <= begin.
         uint64_t lo = 0, hi = segments;
         while (hi - lo > 1) {
@@ -177,17 +210,28 @@ __global__ void __launch_bounds__(THREADS, MINB)
         uint64_t heads = open_start ? c + 1 : c;  // the next segment whose start is a head
         uint64_t next_out = t == 0 ? 0 : c;       // the next segment to write
         // The first round of the next window's starts, loaded a window ahead (run 2).
-        uint64_t starts = heads + lane < segments ? __ldg(off + heads + lane) : ~uint64_t(0);
+        // (The entry at `segments` is the input's end: no segment's start, the last one's end.)
+        uint64_t starts = heads + lane <= segments ? __ldg(off + heads + lane) : ~uint64_t(0);
         float carry = 0.0f, prefix = 0.0f;
         bool any_head = false, has_prefix = false;
         for (uint64_t base = begin; base < end; base += W) {
             const bool more = base + W < end;
+            if constexpr (STAGES > 0) {
+                const unsigned fill = (slot + STAGES - 1) % STAGES;
+                if (base + (STAGES - 1) * W < end) copy_window<V>(ring + (wid * STAGES + fill) * 32 * V, x + base + (STAGES - 1) * W, lane);
+                commit();
+                wait_all_but<STAGES - 1>();
+#pragma unroll
+                for (int k = 0; k < V; ++k) cur[k] = ring[(wid * STAGES + slot) * 32 * V + lane * V + k];
+                slot = (slot + 1) % STAGES;
+            }
+            const uint64_t heads0 = heads, starts0 = starts;
             masks[wid][lane] = 0;
             __syncwarp();
             for (bool round0 = true;; round0 = false) {
                 const uint64_t s = heads + lane;
                 const uint64_t o = round0 ? starts : (s < segments ? __ldg(off + s) : ~uint64_t(0));
-                const bool in = o < base + W;
+                const bool in = s < segments && o < base + W;
                 if (in) {
                     const unsigned rel = unsigned(o - base);
                     atomicOr(&masks[wid][rel / VE], 1u << (rel % VE));
@@ -196,7 +240,9 @@ __global__ void __launch_bounds__(THREADS, MINB)
                 heads += __popc(b);
                 if (b != FULL) break;
             }
-            starts = heads + lane < segments ? __ldg(off + heads + lane) : ~uint64_t(0);
+            starts = heads + lane <= segments ? __ldg(off + heads + lane) : ~uint64_t(0);
+            if (FAST == 2 && lane < 2 && heads + 64 + 16 * lane <= segments)
+                asm volatile("prefetch.global.L2 [%0];" ::"l"(off + heads + 64 + 16 * lane));
             __syncwarp();
             const unsigned m = masks[wid][lane];
             float run[VE];
@@ -224,33 +270,42 @@ __global__ void __launch_bounds__(THREADS, MINB)
                 reinterpret_cast<float4*>(&values[wid][lane * VE])[k ^ swizzle<V>(lane)] =
                     make_float4(run[4 * k], run[4 * k + 1], run[4 * k + 2], run[4 * k + 3]);
             __syncwarp();
-            while (true) {
+            for (bool round0 = true;; round0 = false) {
                 const uint64_t s = next_out + lane;
-                bool in = false;
-                if (s < segments) {
-                    const uint64_t e = __ldg(off + s + 1);
-                    if (e <= base + W) {
-                        in = true;
-                        const uint64_t st = __ldg(off + s);
-                        float r = 0.0f;
-                        if (st != e) {
-                            const unsigned p = unsigned(e - 1 - base), lp = p / VE;
-                            r = values[wid][lp * VE + 4 * (((p % VE) / 4) ^ swizzle<V>(lp)) + p % 4];
-                            if (st < base + uint64_t(lp) * VE) r = opened[wid][lp] + r;
-                        }
-                        if (st < begin) {
-                            has_prefix = true;
-                            prefix = r;
-                        } else {
-                            out[s] = r;
-                        }
+                // Run 5 (FAST): when the first segment to write is the one open at the
+                // window's start, its and the next 31 segments' ends are this window's
+                // starts, already in registers (`starts0`), and the starts before them one
+                // lane down; the open segment began before `base` (0 stands for it).
+                const bool fast = FAST && round0 && next_out + 1 == heads0;
+                uint64_t e, st = 0;
+                if (fast) {
+                    e = starts0;
+                    st = __shfl_up_sync(FULL, starts0, 1);
+                    if (lane == 0) st = 0;
+                } else {
+                    e = s < segments ? __ldg(off + s + 1) : ~uint64_t(0);
+                }
+                const bool in = e <= base + W;
+                if (in) {
+                    if (!fast) st = __ldg(off + s);
+                    float r = 0.0f;
+                    if (st != e) {
+                        const unsigned p = unsigned(e - 1 - base), lp = p / VE;
+                        r = values[wid][lp * VE + 4 * (((p % VE) / 4) ^ swizzle<V>(lp)) + p % 4];
+                        if (st < base + uint64_t(lp) * VE) r = opened[wid][lp] + r;
+                    }
+                    if (open_start && s == c) {
+                        has_prefix = true;
+                        prefix = r;
+                    } else {
+                        out[s] = r;
                     }
                 }
                 const unsigned b = __ballot_sync(FULL, in);
                 next_out += __popc(b);
                 if (b != FULL) break;
             }
-            if (more) {
+            if (STAGES == 0 && more) {
 #pragma unroll
                 for (int k = 0; k < V; ++k) cur[k] = ahead[0][k];
 #pragma unroll
@@ -340,22 +395,26 @@ struct Buffers {
     unsigned long long* status;
 };
 
-template <int V, int MINB, int D>
+template <int V, int MINB, int D, int STAGES = 0, int FAST = 0>
 void run_variant(const Buffers& b, uint64_t chunk, const std::vector<double>& want, double ceiling_us,
                  cudaStream_t stream) {
     constexpr uint64_t W = 32 * 4 * V;
     if (chunk % W != 0 || b.n % W != 0) return;
     const uint64_t chunks = (b.n + chunk - 1) / chunk;
+    const size_t ring_bytes = STAGES > 0 ? size_t(WARPS) * STAGES * 32 * V * sizeof(float4) : 0;
+    CHECK(cudaFuncSetAttribute(window_scan<V, MINB, D, STAGES, FAST>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               int(ring_bytes)));
     cudaFuncAttributes attr;
-    CHECK(cudaFuncGetAttributes(&attr, window_scan<V, MINB, D>));
+    CHECK(cudaFuncGetAttributes(&attr, window_scan<V, MINB, D, STAGES, FAST>));
     int per_sm = 0, sms = 0;
-    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, window_scan<V, MINB, D>, THREADS, 0));
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, window_scan<V, MINB, D, STAGES, FAST>, THREADS,
+                                                        ring_bytes));
     CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     // As many blocks as fit, or as the chunks need.
     const uint64_t want_blocks = (chunks + WARPS - 1) / WARPS;
     const unsigned grid = unsigned(std::min<uint64_t>(uint64_t(per_sm) * sms, want_blocks));
     auto one = [&] {
-        window_scan<V, MINB, D><<<grid, THREADS, 0, stream>>>(b.x, b.offsets, b.n, b.segments, b.out, chunk, chunks,
+        window_scan<V, MINB, D, STAGES, FAST><<<grid, THREADS, ring_bytes, stream>>>(b.x, b.offsets, b.n, b.segments, b.out, chunk, chunks,
                                                            b.counters, call, b.status);
         ++call;
     };
@@ -368,10 +427,10 @@ void run_variant(const Buffers& b, uint64_t chunk, const std::vector<double>& wa
     const Timing t = measure(one, stream, plan);
     const std::string last = check(b.out, want);
     const double us = t.median * 1e6;
-    std::printf("window-scan,n=%" PRIu64 ",V=%d,minb=%d,D=%d,chunk=%" PRIu64 ",chunks=%" PRIu64
+    std::printf("window-scan,n=%" PRIu64 ",V=%d,minb=%d,D=%d,stages=%d,fast=%d,chunk=%" PRIu64 ",chunks=%" PRIu64
                 ",regs=%d,local=%zu,blocks/SM=%d,grid=%u,us=%.2f,min=%.2f,max=%.2f,ceiling_us=%.2f,of_ceiling=%.3f,"
                 "check=%s/%s,at_s=%.0f\n",
-                b.n, V, MINB, D, chunk, chunks, attr.numRegs, attr.localSizeBytes, per_sm, grid, us, t.min * 1e6,
+                b.n, V, MINB, D, STAGES, FAST, chunk, chunks, attr.numRegs, attr.localSizeBytes, per_sm, grid, us, t.min * 1e6,
                 t.max * 1e6, ceiling_us, ceiling_us / us, first.c_str(), last.c_str(), elapsed_s());
     std::fflush(stdout);
 }
@@ -434,12 +493,30 @@ int main(int argc, char** argv) {
         // Run 1 (D = 1, no offsets ahead): chunks 2048 .. 16384 with <4, 4> and <2, 4>,
         // then <4, 3> at 8192 and <2, 6> at 4096. Run 2: the offsets of the next window's
         // first round ahead, and D windows of elements.
-        for (uint64_t chunk : {4096ull, 16384ull}) {
-            run_variant<2, 4, 1>(buf, chunk, want, ceiling_us, stream);
-            run_variant<2, 4, 2>(buf, chunk, want, ceiling_us, stream);
-            run_variant<2, 3, 2>(buf, chunk, want, ceiling_us, stream);
-            run_variant<2, 3, 3>(buf, chunk, want, ceiling_us, stream);
-            run_variant<4, 3, 1>(buf, chunk, want, ceiling_us, stream);
+        // Run 2's variants: <2, 4, 1>, <2, 4, 2>, <2, 3, 2>, <2, 3, 3>, <4, 3, 1>, chunks 4096
+        // and 16384. Run 3: the best of them against cp.async rings of STAGES windows.
+        // Run 3's: <2, 4, 1> and <2, 4, 1, 3>, <2, 4, 1, 5>, <2, 5, 1, 3>, <2, 5, 1, 4>,
+        // <4, 4, 1, 2> at chunks 4096 and 16384. Run 4: the best, <2, 5, 1, 3>, over chunk
+        // sizes, and more warps per SM; PROBE_ONLY=1 runs only <2, 5, 1, 3> at 16384 (for
+        // Nsight Compute).
+        // Run 4's: <2, 5, 1, 3> at chunks 1024 .. 32768, and <2, 5, 1, 2>, <2, 6, 1, 2>,
+        // <2, 6, 1, 3>, <4, 5, 1, 2> at 4096 and 16384. Run 5: the first round of a window's
+        // ends from registers, and an L2 prefetch of the offsets two windows ahead (FAST = 1 in
+        // run 5 had both; since run 6 FAST = 1 is the registers alone, FAST = 2 both).
+        const std::vector<uint64_t> chunk_sizes =
+            lg <= 24 ? std::vector<uint64_t>{2048, 3072, 4096} : std::vector<uint64_t>{4096, 8192, 16384};
+        // Run 5: for each chunk size <2, 5, 1, 2>, <2, 5, 1, 2, 1>, <2, 5, 1, 3, 1>,
+        // <2, 6, 1, 2, 1>. Run 6: the registers without the prefetch, deeper rings.
+        if (std::getenv("PROBE_ONLY")) {
+            run_variant<2, 5, 1, 2>(buf, 4096, want, ceiling_us, stream);
+        } else {
+            for (uint64_t chunk : chunk_sizes) {
+                run_variant<2, 5, 1, 2>(buf, chunk, want, ceiling_us, stream);
+                run_variant<2, 5, 1, 2, 1>(buf, chunk, want, ceiling_us, stream);
+                run_variant<2, 5, 1, 3, 1>(buf, chunk, want, ceiling_us, stream);
+                run_variant<2, 4, 1, 4, 1>(buf, chunk, want, ceiling_us, stream);
+                run_variant<2, 5, 1, 2, 2>(buf, chunk, want, ceiling_us, stream);
+            }
         }
         for (void* p : {(void*)d_x, (void*)d_off, (void*)d_out, (void*)d_sink, (void*)d_status}) CHECK(cudaFree(p));
     }

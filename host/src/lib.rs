@@ -67,6 +67,7 @@ mod error;
 mod gpu;
 pub mod histogram;
 mod launch;
+mod lookback;
 mod program;
 pub mod ptx;
 mod ptx_split;

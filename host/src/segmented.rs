@@ -28,16 +28,18 @@
 //!
 //! # API
 //! ```text
-//! pub enum SegmentStrategy { Auto, Thread, Tile4, Tile16, Warp, Block, Balanced }
+//! pub enum SegmentStrategy { Auto, Thread, Tile4, Tile16, Warp, Block, Balanced, Scan }
+//! pub const SCAN_MIN_BYTES: u64 = 1 << 30;
 //! pub struct SegmentedOptions { pub strategy: SegmentStrategy, pub max_blocks: Option<u32>,
 //!                               pub long_elements: Option<u64>, pub chunk_elements: Option<u64> }
 //! pub struct SegmentedKernels { pub program: Program, pub thread: &'static Kernel, pub tile4: &'static Kernel,
 //!                               pub tile16: &'static Kernel, pub warp: &'static Kernel, pub block: &'static Kernel,
 //!                               pub balanced_batches: &'static Kernel, pub balanced_chunks: &'static Kernel,
-//!                               pub balanced_small: &'static Kernel }
+//!                               pub balanced_small: &'static Kernel, pub scan: &'static Kernel }
 //! pub unsafe trait SegmentedReduction<T: Pod>: Operator<T> + Default { fn kernels() -> SegmentedKernels; }
 //! impl SegmentStrategy {
 //!     pub fn for_average(len: u64, segments: u64) -> SegmentStrategy;
+//!     pub fn for_offsets<T>(len: u64) -> SegmentStrategy;
 //!     pub fn for_fixed<T, O: Operator<T>>(len: u64, segment_len: u64) -> SegmentStrategy;
 //! }
 //! impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
@@ -45,7 +47,7 @@
 //!     pub fn with_options(device: &Device, options: SegmentedOptions) -> Result<Self, Error>;
 //!     pub fn options(&self) -> SegmentedOptions;
 //!     pub fn set_strategy(&mut self, strategy: SegmentStrategy);
-//!     pub fn strategy_for_offsets(&self) -> SegmentStrategy;                     // never Auto
+//!     pub fn strategy_for_offsets(&self, len: u64) -> SegmentStrategy;           // never Auto
 //!     pub fn strategy_for_fixed(&self, len: u64, segment_len: u64) -> SegmentStrategy; // never Auto
 //!     pub fn reduce_fixed(&mut self, input: &DeviceBuffer<T>, segment_len: u64, output: &mut DeviceBuffer<T>) -> Result<(), Error>;
 //!     pub fn reduce_offsets(&mut self, input: &DeviceBuffer<T>, offsets: &DeviceBuffer<u64>, output: &mut DeviceBuffer<T>) -> Result<(), Error>;
@@ -68,10 +70,12 @@
 //! # Strategies
 //! The kernels of `warpsafe::reduce::segmented` (whose docs give the order of
 //! combination). [`SegmentStrategy::Auto`] picks [`SegmentStrategy::Balanced`] for
-//! offsets: their lengths are unknown on the host (reading them would cost a pass and a
-//! copy), and one huge segment among short ones would otherwise be read by the few
-//! workers the average length gives it (a power-law mix ran at 0.2 % of the read ceiling
-//! that way). For the fixed form with a commutative operator and segments of 4, 8, 16, 32
+//! offsets, or [`SegmentStrategy::Scan`] for an input of at least [`SCAN_MIN_BYTES`] (1
+//! GiB) whose element size divides 16 ([`SegmentStrategy::for_offsets`]): their lengths
+//! are unknown on the host (reading them would cost a pass and a copy), and one huge
+//! segment among short ones would otherwise be read by the few workers the average length
+//! gives it (a power-law mix ran at 0.2 % of the read ceiling that way); both read every
+//! element whatever the lengths. For the fixed form with a commutative operator and segments of 4, 8, 16, 32
 //! or 64 bytes (`f32` of length 1, 2, 4, 8, 16; `f64` of length 1, 2, 4, 8:
 //! `warpsafe::reduce::segmented::reads_fixed_rows`) it picks
 //! [`SegmentStrategy::Thread`], whose kernel reads such segments in warp rows of 16-byte
@@ -126,6 +130,19 @@
 //! input so large that the scratch's counters could overflow (far past 2^40 elements)
 //! the call falls back to the fixed-length choice.
 //!
+//! [`SegmentStrategy::Scan`] (offsets only; `warpsafe::scan::segmented`) reads the input
+//! as a scan in windows of 256 `f32`s a warp, one launch: every warp takes chunks of 4 to
+//! 16 Ki `f32`s by a ticket, finds its first segment by a 32-way search over the offsets,
+//! and writes each segment that ends in its chunk; a segment that crosses chunks gets its
+//! earlier partials by a look-back over the chunks' published carries. Its scratch is
+//! epoch-tagged status words (one carry per chunk, grown with the input) and a
+//! self-resetting ticket counter, as the scan's: no clearing between calls. For the fixed
+//! form, or an element size that does not divide 16, the call takes the strategy `Auto`
+//! would. Measured on an H100 (2026-11-28, power-law mix of `f32`): 571 us at 2^28
+//! elements against the balanced strategy's 664 (0.73 of the read ceiling against 0.63),
+//! but slower at 2^24 and 2^26 (94 against 65, 227 against 193 us), hence `Auto`'s
+//! threshold.
+//!
 //! The default chunk size was measured on an H100 (`warpsafe::reduce::segmented::chunk_bytes`);
 //! the other constants are first-principles choices for it.
 //!
@@ -135,7 +152,8 @@
 //! 2 KiB (fixed by the length), the strategy (for the balanced one: with its
 //! `long_elements` and `chunk_elements`, through which class the segment's length puts
 //! it in; in a small input, whether the segment is longer than a 32nd of the input and
-//! 8 KiB, a block's fold, or a warp's) and the operator's
+//! 8 KiB, a block's fold, or a warp's; for the scan strategy, through the chunk length,
+//! the input's length) and the operator's
 //! [`Operator::COMMUTATIVE`] (the grid size does not matter), so for the same input and
 //! strategy float results are the same bits on every run, on the GPU and the emulator.
 //!
@@ -148,13 +166,19 @@
 //!   of them to the host): a bad segment is reduced as empty, reads nothing, and its index
 //!   lands in an 8-byte error word by an atomic minimum; the waiting calls reset the word
 //!   before the launch and read it back after it (one 8-byte copy each way), and report the
-//!   lowest bad segment. The other segments' results are written as usual.
+//!   lowest bad segment. The other segments' results are written as usual. The scan
+//!   strategy cannot tell which segment is bad (a scan needs monotonic offsets), only that
+//!   one is: it counts the segments it wrote with valid offsets, and when that count falls
+//!   short the waiting call runs the balanced strategy again, which reports the lowest bad
+//!   segment and writes the others.
 //!
 //! [`Error::Unsupported`]: a buffer or stream of another device. An operator for another
 //! element type does not compile.
 //!
 //! The `_on` forms only enqueue: they cannot report bad offsets (the kernel still reads
-//! nothing out of range and writes the identity for such segments).
+//! nothing out of range and writes the identity for such segments; with the scan strategy
+//! the other segments' results are then unspecified, though each is written at most once
+//! and nothing outside the buffers is touched).
 
 use std::marker::PhantomData;
 
@@ -164,7 +188,9 @@ use warpsafe::reduce::segmented::{
     self as kernel, BadSegment, BLOCK_THREADS, CHUNK_BITS, DESCRIPTOR_WORDS, LONG_SEGMENT_BYTES, NO_ERROR,
     SEGMENT_BLOCK_THREADS,
 };
+use warpsafe::scan::segmented as windows;
 
+use crate::lookback::LookBackScratch;
 use crate::{
     kernel_args, ptx, Device, DeviceBuffer, Error, Function, LaunchConfig, Program, SegmentsProblem, Stream,
 };
@@ -187,10 +213,17 @@ const MANY_WARP_MAX: u64 = 16384;
 /// every device and on the emulator).
 const MANY_SEGMENTS: u64 = 2048;
 
+/// Inputs of offsets with at least this many bytes take [`SegmentStrategy::Scan`] under
+/// `Auto`. Measured on an H100 (2026-11-28, `segreduce-bench --quick --strategy
+/// balanced,scan`, the power-law mix of `f32`): the scan strategy took 571 us at 2^28
+/// elements (1 GiB) against the balanced strategy's 664, but 227 against 193 at 2^26 and
+/// 94 against 65 at 2^24.
+pub const SCAN_MIN_BYTES: u64 = 1 << 30;
+
 /// Who reduces one segment (see the module docs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum SegmentStrategy {
-    /// [`SegmentStrategy::Balanced`] for offsets, [`SegmentStrategy::for_fixed`] for a
+    /// [`SegmentStrategy::for_offsets`] for offsets, [`SegmentStrategy::for_fixed`] for a
     /// fixed length (module docs).
     #[default]
     Auto,
@@ -207,18 +240,25 @@ pub enum SegmentStrategy {
     /// By each segment's own length, two launches: a lane, 4 lanes or a warp per segment
     /// up to a long length, the chunks of longer ones spread over all blocks (module docs).
     Balanced,
+    /// Offsets only: one launch that reads the input as a scan in windows, whatever the
+    /// lengths, and carries the partials of segments that cross tiles by a look-back
+    /// (module docs). For the fixed form, or a type whose size does not divide 16, the
+    /// call takes the strategy `Auto` would.
+    Scan,
 }
 
 impl SegmentStrategy {
     /// Every strategy but [`SegmentStrategy::Auto`]: those for one segment length, in
-    /// order of growing length, then [`SegmentStrategy::Balanced`].
-    pub const ALL: [SegmentStrategy; 6] = [
+    /// order of growing length, then [`SegmentStrategy::Balanced`] and
+    /// [`SegmentStrategy::Scan`].
+    pub const ALL: [SegmentStrategy; 7] = [
         SegmentStrategy::Thread,
         SegmentStrategy::Tile4,
         SegmentStrategy::Tile16,
         SegmentStrategy::Warp,
         SegmentStrategy::Block,
         SegmentStrategy::Balanced,
+        SegmentStrategy::Scan,
     ];
 
     /// The strategy [`SegmentStrategy::Auto`] picks for `segments` segments over `len`
@@ -231,6 +271,19 @@ impl SegmentStrategy {
             257..=2048 => SegmentStrategy::Warp,
             2049..=MANY_WARP_MAX if segments >= MANY_SEGMENTS => SegmentStrategy::Warp,
             _ => SegmentStrategy::Block,
+        }
+    }
+
+    /// The strategy [`SegmentStrategy::Auto`] picks for offsets over `len` elements of `T`
+    /// (module docs): [`SegmentStrategy::Scan`] for an input of at least
+    /// [`SCAN_MIN_BYTES`] whose element size divides 16, else
+    /// [`SegmentStrategy::Balanced`]. By the length only, so the same on every device.
+    pub fn for_offsets<T>(len: u64) -> SegmentStrategy {
+        let bytes = len.saturating_mul(std::mem::size_of::<T>() as u64);
+        if windows::reads_windows::<T>() && bytes >= SCAN_MIN_BYTES {
+            SegmentStrategy::Scan
+        } else {
+            SegmentStrategy::Balanced
         }
     }
 
@@ -248,10 +301,10 @@ impl SegmentStrategy {
         }
     }
 
-    /// Threads that work on one segment; `None` for `Auto` and `Balanced`.
+    /// Threads that work on one segment; `None` for `Auto`, `Balanced` and `Scan`.
     fn lanes(self) -> Option<u64> {
         match self {
-            SegmentStrategy::Auto | SegmentStrategy::Balanced => None,
+            SegmentStrategy::Auto | SegmentStrategy::Balanced | SegmentStrategy::Scan => None,
             SegmentStrategy::Thread => Some(1),
             SegmentStrategy::Tile4 => Some(4),
             SegmentStrategy::Tile16 => Some(16),
@@ -315,6 +368,8 @@ pub struct SegmentedKernels {
     /// The balanced strategy's one kernel for small inputs (a warp per segment, a block
     /// for a long one).
     pub balanced_small: &'static warpsafe::kernel::UntypedKernel,
+    /// The scan strategy's kernel (offsets only).
+    pub scan: &'static warpsafe::kernel::UntypedKernel,
 }
 
 /// An operator a [`SegmentedReducer`] can apply to `T`: its kernels. Implemented for
@@ -335,7 +390,7 @@ pub unsafe trait SegmentedReduction<T: Pod>: Operator<T> + Default {
 }
 
 macro_rules! builtin {
-    ($($op:ident $t:ty => $thread:ident, $tile4:ident, $tile16:ident, $warp:ident, $block:ident, $batches:ident, $chunks:ident, $small:ident;)*) => {$(
+    ($($op:ident $t:ty => $thread:ident, $tile4:ident, $tile16:ident, $warp:ident, $block:ident, $batches:ident, $chunks:ident, $small:ident, $scan:ident;)*) => {$(
         // SAFETY: warpsafe-entry's `segmented_reduce_kernels!` kernels of `$t`, each in its field.
         unsafe impl SegmentedReduction<$t> for $op {
             fn kernels() -> SegmentedKernels {
@@ -349,6 +404,7 @@ macro_rules! builtin {
                     balanced_batches: &warpsafe_entry::segmented::$batches,
                     balanced_chunks: &warpsafe_entry::segmented::$chunks,
                     balanced_small: &warpsafe_entry::segmented::$small,
+                    scan: &warpsafe_entry::segmented::$scan,
                 }
             }
         }
@@ -356,24 +412,24 @@ macro_rules! builtin {
 }
 
 builtin! {
-    Sum f32 => warpsafe_segreduce_sum_f32_thread, warpsafe_segreduce_sum_f32_tile4, warpsafe_segreduce_sum_f32_tile16, warpsafe_segreduce_sum_f32_warp, warpsafe_segreduce_sum_f32_block, warpsafe_segreduce_sum_f32_batches, warpsafe_segreduce_sum_f32_chunks, warpsafe_segreduce_sum_f32_small;
-    Sum f64 => warpsafe_segreduce_sum_f64_thread, warpsafe_segreduce_sum_f64_tile4, warpsafe_segreduce_sum_f64_tile16, warpsafe_segreduce_sum_f64_warp, warpsafe_segreduce_sum_f64_block, warpsafe_segreduce_sum_f64_batches, warpsafe_segreduce_sum_f64_chunks, warpsafe_segreduce_sum_f64_small;
-    Sum i32 => warpsafe_segreduce_sum_i32_thread, warpsafe_segreduce_sum_i32_tile4, warpsafe_segreduce_sum_i32_tile16, warpsafe_segreduce_sum_i32_warp, warpsafe_segreduce_sum_i32_block, warpsafe_segreduce_sum_i32_batches, warpsafe_segreduce_sum_i32_chunks, warpsafe_segreduce_sum_i32_small;
-    Sum u32 => warpsafe_segreduce_sum_u32_thread, warpsafe_segreduce_sum_u32_tile4, warpsafe_segreduce_sum_u32_tile16, warpsafe_segreduce_sum_u32_warp, warpsafe_segreduce_sum_u32_block, warpsafe_segreduce_sum_u32_batches, warpsafe_segreduce_sum_u32_chunks, warpsafe_segreduce_sum_u32_small;
-    Sum i64 => warpsafe_segreduce_sum_i64_thread, warpsafe_segreduce_sum_i64_tile4, warpsafe_segreduce_sum_i64_tile16, warpsafe_segreduce_sum_i64_warp, warpsafe_segreduce_sum_i64_block, warpsafe_segreduce_sum_i64_batches, warpsafe_segreduce_sum_i64_chunks, warpsafe_segreduce_sum_i64_small;
-    Sum u64 => warpsafe_segreduce_sum_u64_thread, warpsafe_segreduce_sum_u64_tile4, warpsafe_segreduce_sum_u64_tile16, warpsafe_segreduce_sum_u64_warp, warpsafe_segreduce_sum_u64_block, warpsafe_segreduce_sum_u64_batches, warpsafe_segreduce_sum_u64_chunks, warpsafe_segreduce_sum_u64_small;
-    Min f32 => warpsafe_segreduce_min_f32_thread, warpsafe_segreduce_min_f32_tile4, warpsafe_segreduce_min_f32_tile16, warpsafe_segreduce_min_f32_warp, warpsafe_segreduce_min_f32_block, warpsafe_segreduce_min_f32_batches, warpsafe_segreduce_min_f32_chunks, warpsafe_segreduce_min_f32_small;
-    Min f64 => warpsafe_segreduce_min_f64_thread, warpsafe_segreduce_min_f64_tile4, warpsafe_segreduce_min_f64_tile16, warpsafe_segreduce_min_f64_warp, warpsafe_segreduce_min_f64_block, warpsafe_segreduce_min_f64_batches, warpsafe_segreduce_min_f64_chunks, warpsafe_segreduce_min_f64_small;
-    Min i32 => warpsafe_segreduce_min_i32_thread, warpsafe_segreduce_min_i32_tile4, warpsafe_segreduce_min_i32_tile16, warpsafe_segreduce_min_i32_warp, warpsafe_segreduce_min_i32_block, warpsafe_segreduce_min_i32_batches, warpsafe_segreduce_min_i32_chunks, warpsafe_segreduce_min_i32_small;
-    Min u32 => warpsafe_segreduce_min_u32_thread, warpsafe_segreduce_min_u32_tile4, warpsafe_segreduce_min_u32_tile16, warpsafe_segreduce_min_u32_warp, warpsafe_segreduce_min_u32_block, warpsafe_segreduce_min_u32_batches, warpsafe_segreduce_min_u32_chunks, warpsafe_segreduce_min_u32_small;
-    Min i64 => warpsafe_segreduce_min_i64_thread, warpsafe_segreduce_min_i64_tile4, warpsafe_segreduce_min_i64_tile16, warpsafe_segreduce_min_i64_warp, warpsafe_segreduce_min_i64_block, warpsafe_segreduce_min_i64_batches, warpsafe_segreduce_min_i64_chunks, warpsafe_segreduce_min_i64_small;
-    Min u64 => warpsafe_segreduce_min_u64_thread, warpsafe_segreduce_min_u64_tile4, warpsafe_segreduce_min_u64_tile16, warpsafe_segreduce_min_u64_warp, warpsafe_segreduce_min_u64_block, warpsafe_segreduce_min_u64_batches, warpsafe_segreduce_min_u64_chunks, warpsafe_segreduce_min_u64_small;
-    Max f32 => warpsafe_segreduce_max_f32_thread, warpsafe_segreduce_max_f32_tile4, warpsafe_segreduce_max_f32_tile16, warpsafe_segreduce_max_f32_warp, warpsafe_segreduce_max_f32_block, warpsafe_segreduce_max_f32_batches, warpsafe_segreduce_max_f32_chunks, warpsafe_segreduce_max_f32_small;
-    Max f64 => warpsafe_segreduce_max_f64_thread, warpsafe_segreduce_max_f64_tile4, warpsafe_segreduce_max_f64_tile16, warpsafe_segreduce_max_f64_warp, warpsafe_segreduce_max_f64_block, warpsafe_segreduce_max_f64_batches, warpsafe_segreduce_max_f64_chunks, warpsafe_segreduce_max_f64_small;
-    Max i32 => warpsafe_segreduce_max_i32_thread, warpsafe_segreduce_max_i32_tile4, warpsafe_segreduce_max_i32_tile16, warpsafe_segreduce_max_i32_warp, warpsafe_segreduce_max_i32_block, warpsafe_segreduce_max_i32_batches, warpsafe_segreduce_max_i32_chunks, warpsafe_segreduce_max_i32_small;
-    Max u32 => warpsafe_segreduce_max_u32_thread, warpsafe_segreduce_max_u32_tile4, warpsafe_segreduce_max_u32_tile16, warpsafe_segreduce_max_u32_warp, warpsafe_segreduce_max_u32_block, warpsafe_segreduce_max_u32_batches, warpsafe_segreduce_max_u32_chunks, warpsafe_segreduce_max_u32_small;
-    Max i64 => warpsafe_segreduce_max_i64_thread, warpsafe_segreduce_max_i64_tile4, warpsafe_segreduce_max_i64_tile16, warpsafe_segreduce_max_i64_warp, warpsafe_segreduce_max_i64_block, warpsafe_segreduce_max_i64_batches, warpsafe_segreduce_max_i64_chunks, warpsafe_segreduce_max_i64_small;
-    Max u64 => warpsafe_segreduce_max_u64_thread, warpsafe_segreduce_max_u64_tile4, warpsafe_segreduce_max_u64_tile16, warpsafe_segreduce_max_u64_warp, warpsafe_segreduce_max_u64_block, warpsafe_segreduce_max_u64_batches, warpsafe_segreduce_max_u64_chunks, warpsafe_segreduce_max_u64_small;
+    Sum f32 => warpsafe_segreduce_sum_f32_thread, warpsafe_segreduce_sum_f32_tile4, warpsafe_segreduce_sum_f32_tile16, warpsafe_segreduce_sum_f32_warp, warpsafe_segreduce_sum_f32_block, warpsafe_segreduce_sum_f32_batches, warpsafe_segreduce_sum_f32_chunks, warpsafe_segreduce_sum_f32_small, warpsafe_segreduce_sum_f32_scan;
+    Sum f64 => warpsafe_segreduce_sum_f64_thread, warpsafe_segreduce_sum_f64_tile4, warpsafe_segreduce_sum_f64_tile16, warpsafe_segreduce_sum_f64_warp, warpsafe_segreduce_sum_f64_block, warpsafe_segreduce_sum_f64_batches, warpsafe_segreduce_sum_f64_chunks, warpsafe_segreduce_sum_f64_small, warpsafe_segreduce_sum_f64_scan;
+    Sum i32 => warpsafe_segreduce_sum_i32_thread, warpsafe_segreduce_sum_i32_tile4, warpsafe_segreduce_sum_i32_tile16, warpsafe_segreduce_sum_i32_warp, warpsafe_segreduce_sum_i32_block, warpsafe_segreduce_sum_i32_batches, warpsafe_segreduce_sum_i32_chunks, warpsafe_segreduce_sum_i32_small, warpsafe_segreduce_sum_i32_scan;
+    Sum u32 => warpsafe_segreduce_sum_u32_thread, warpsafe_segreduce_sum_u32_tile4, warpsafe_segreduce_sum_u32_tile16, warpsafe_segreduce_sum_u32_warp, warpsafe_segreduce_sum_u32_block, warpsafe_segreduce_sum_u32_batches, warpsafe_segreduce_sum_u32_chunks, warpsafe_segreduce_sum_u32_small, warpsafe_segreduce_sum_u32_scan;
+    Sum i64 => warpsafe_segreduce_sum_i64_thread, warpsafe_segreduce_sum_i64_tile4, warpsafe_segreduce_sum_i64_tile16, warpsafe_segreduce_sum_i64_warp, warpsafe_segreduce_sum_i64_block, warpsafe_segreduce_sum_i64_batches, warpsafe_segreduce_sum_i64_chunks, warpsafe_segreduce_sum_i64_small, warpsafe_segreduce_sum_i64_scan;
+    Sum u64 => warpsafe_segreduce_sum_u64_thread, warpsafe_segreduce_sum_u64_tile4, warpsafe_segreduce_sum_u64_tile16, warpsafe_segreduce_sum_u64_warp, warpsafe_segreduce_sum_u64_block, warpsafe_segreduce_sum_u64_batches, warpsafe_segreduce_sum_u64_chunks, warpsafe_segreduce_sum_u64_small, warpsafe_segreduce_sum_u64_scan;
+    Min f32 => warpsafe_segreduce_min_f32_thread, warpsafe_segreduce_min_f32_tile4, warpsafe_segreduce_min_f32_tile16, warpsafe_segreduce_min_f32_warp, warpsafe_segreduce_min_f32_block, warpsafe_segreduce_min_f32_batches, warpsafe_segreduce_min_f32_chunks, warpsafe_segreduce_min_f32_small, warpsafe_segreduce_min_f32_scan;
+    Min f64 => warpsafe_segreduce_min_f64_thread, warpsafe_segreduce_min_f64_tile4, warpsafe_segreduce_min_f64_tile16, warpsafe_segreduce_min_f64_warp, warpsafe_segreduce_min_f64_block, warpsafe_segreduce_min_f64_batches, warpsafe_segreduce_min_f64_chunks, warpsafe_segreduce_min_f64_small, warpsafe_segreduce_min_f64_scan;
+    Min i32 => warpsafe_segreduce_min_i32_thread, warpsafe_segreduce_min_i32_tile4, warpsafe_segreduce_min_i32_tile16, warpsafe_segreduce_min_i32_warp, warpsafe_segreduce_min_i32_block, warpsafe_segreduce_min_i32_batches, warpsafe_segreduce_min_i32_chunks, warpsafe_segreduce_min_i32_small, warpsafe_segreduce_min_i32_scan;
+    Min u32 => warpsafe_segreduce_min_u32_thread, warpsafe_segreduce_min_u32_tile4, warpsafe_segreduce_min_u32_tile16, warpsafe_segreduce_min_u32_warp, warpsafe_segreduce_min_u32_block, warpsafe_segreduce_min_u32_batches, warpsafe_segreduce_min_u32_chunks, warpsafe_segreduce_min_u32_small, warpsafe_segreduce_min_u32_scan;
+    Min i64 => warpsafe_segreduce_min_i64_thread, warpsafe_segreduce_min_i64_tile4, warpsafe_segreduce_min_i64_tile16, warpsafe_segreduce_min_i64_warp, warpsafe_segreduce_min_i64_block, warpsafe_segreduce_min_i64_batches, warpsafe_segreduce_min_i64_chunks, warpsafe_segreduce_min_i64_small, warpsafe_segreduce_min_i64_scan;
+    Min u64 => warpsafe_segreduce_min_u64_thread, warpsafe_segreduce_min_u64_tile4, warpsafe_segreduce_min_u64_tile16, warpsafe_segreduce_min_u64_warp, warpsafe_segreduce_min_u64_block, warpsafe_segreduce_min_u64_batches, warpsafe_segreduce_min_u64_chunks, warpsafe_segreduce_min_u64_small, warpsafe_segreduce_min_u64_scan;
+    Max f32 => warpsafe_segreduce_max_f32_thread, warpsafe_segreduce_max_f32_tile4, warpsafe_segreduce_max_f32_tile16, warpsafe_segreduce_max_f32_warp, warpsafe_segreduce_max_f32_block, warpsafe_segreduce_max_f32_batches, warpsafe_segreduce_max_f32_chunks, warpsafe_segreduce_max_f32_small, warpsafe_segreduce_max_f32_scan;
+    Max f64 => warpsafe_segreduce_max_f64_thread, warpsafe_segreduce_max_f64_tile4, warpsafe_segreduce_max_f64_tile16, warpsafe_segreduce_max_f64_warp, warpsafe_segreduce_max_f64_block, warpsafe_segreduce_max_f64_batches, warpsafe_segreduce_max_f64_chunks, warpsafe_segreduce_max_f64_small, warpsafe_segreduce_max_f64_scan;
+    Max i32 => warpsafe_segreduce_max_i32_thread, warpsafe_segreduce_max_i32_tile4, warpsafe_segreduce_max_i32_tile16, warpsafe_segreduce_max_i32_warp, warpsafe_segreduce_max_i32_block, warpsafe_segreduce_max_i32_batches, warpsafe_segreduce_max_i32_chunks, warpsafe_segreduce_max_i32_small, warpsafe_segreduce_max_i32_scan;
+    Max u32 => warpsafe_segreduce_max_u32_thread, warpsafe_segreduce_max_u32_tile4, warpsafe_segreduce_max_u32_tile16, warpsafe_segreduce_max_u32_warp, warpsafe_segreduce_max_u32_block, warpsafe_segreduce_max_u32_batches, warpsafe_segreduce_max_u32_chunks, warpsafe_segreduce_max_u32_small, warpsafe_segreduce_max_u32_scan;
+    Max i64 => warpsafe_segreduce_max_i64_thread, warpsafe_segreduce_max_i64_tile4, warpsafe_segreduce_max_i64_tile16, warpsafe_segreduce_max_i64_warp, warpsafe_segreduce_max_i64_block, warpsafe_segreduce_max_i64_batches, warpsafe_segreduce_max_i64_chunks, warpsafe_segreduce_max_i64_small, warpsafe_segreduce_max_i64_scan;
+    Max u64 => warpsafe_segreduce_max_u64_thread, warpsafe_segreduce_max_u64_tile4, warpsafe_segreduce_max_u64_tile16, warpsafe_segreduce_max_u64_warp, warpsafe_segreduce_max_u64_block, warpsafe_segreduce_max_u64_batches, warpsafe_segreduce_max_u64_chunks, warpsafe_segreduce_max_u64_small, warpsafe_segreduce_max_u64_scan;
 }
 
 /// How one call gives its segments.
@@ -397,7 +453,10 @@ pub struct SegmentedReducer<T: Pod, O: SegmentedReduction<T>> {
     small: (Function, u32),
     /// The balanced strategy's scratch, grown with the input (`None` before its first use).
     scratch: Option<LongScratch<T>>,
-    /// The device's error word (module docs).
+    /// The scan strategy's look-back scratch (`None` before its first use).
+    scan_scratch: Option<LookBackScratch>,
+    /// The device's error word (module docs), then the scan strategy's count of segments
+    /// written with valid offsets.
     error: DeviceBuffer<u64>,
     /// The stream of the waiting calls.
     stream: Stream,
@@ -449,6 +508,7 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
             kernels.warp,
             kernels.block,
             kernels.balanced_batches,
+            kernels.scan,
         ]) {
             let function = module.untyped_kernel(untyped)?;
             resident.push(Self::wave(
@@ -471,8 +531,9 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
             chunks: (chunks, chunks_resident),
             small: (small, small_resident),
             scratch: None,
+            scan_scratch: None,
             options,
-            error: device.upload(&[NO_ERROR])?,
+            error: device.upload(&[NO_ERROR, 0])?,
             stream: device.stream()?,
             operator: PhantomData,
         })
@@ -488,11 +549,11 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         self.options.strategy = strategy;
     }
 
-    /// The strategy an offsets call uses: the options' one, or
-    /// [`SegmentStrategy::Balanced`] for `Auto`, whatever the lengths.
-    pub fn strategy_for_offsets(&self) -> SegmentStrategy {
+    /// The strategy an offsets call over `len` elements uses: the options' one, or
+    /// [`SegmentStrategy::for_offsets`] for `Auto`.
+    pub fn strategy_for_offsets(&self, len: u64) -> SegmentStrategy {
         match self.options.strategy {
-            SegmentStrategy::Auto => SegmentStrategy::Balanced,
+            SegmentStrategy::Auto => SegmentStrategy::for_offsets::<T>(len),
             chosen => chosen,
         }
     }
@@ -512,14 +573,14 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         Ok(per_sm.max(1).saturating_mul(device.multiprocessor_count().max(1)))
     }
 
-    /// Dynamic shared memory of a strategy's launch: only the block strategy uses any
-    /// (and the balanced strategy's chunk kernel and kernel for small inputs, which
-    /// `enqueue` launches with their own).
+    /// Dynamic shared memory of a strategy's launch: the block and scan strategies' (and
+    /// the balanced strategy's chunk kernel and kernel for small inputs, which `enqueue`
+    /// launches with their own).
     fn shared_bytes(strategy: SegmentStrategy) -> u32 {
-        if strategy == SegmentStrategy::Block {
-            kernel::shared_bytes::<T>() as u32
-        } else {
-            0
+        match strategy {
+            SegmentStrategy::Block => kernel::shared_bytes::<T>() as u32,
+            SegmentStrategy::Scan => windows::shared_bytes::<T>() as u32,
+            _ => 0,
         }
     }
 
@@ -536,7 +597,7 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
     ) -> Result<(), Error> {
         // SAFETY: both buffers are borrowed (the output mutably) until the stream is
         // synchronised below.
-        unsafe { self.enqueue(None, input, Form::Fixed(segment_len), output)? };
+        unsafe { self.enqueue(None, input, Form::Fixed(segment_len), output, None)? };
         let done = self.stream.synchronize();
         self.forget_scratch_on_error(done)
     }
@@ -552,13 +613,25 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         offsets: &DeviceBuffer<u64>,
         output: &mut DeviceBuffer<T>,
     ) -> Result<(), Error> {
-        self.error.copy_from_host(&[NO_ERROR])?;
+        self.error.copy_from_host(&[NO_ERROR, 0])?;
         // SAFETY: the buffers are borrowed (the output mutably) until the stream is
         // synchronised below.
-        unsafe { self.enqueue(None, input, Form::Offsets(offsets), output)? };
+        let scanned = unsafe { self.enqueue(None, input, Form::Offsets(offsets), output, None)? };
         let done = self.stream.synchronize();
         self.forget_scratch_on_error(done)?;
-        let code = self.error.download()?[0];
+        let [mut code, written] = <[u64; 2]>::try_from(self.error.download()?).expect("two words");
+        if scanned && written != offsets.len() as u64 - 1 {
+            // The scan strategy met bad offsets (module docs): the balanced strategy finds
+            // the lowest bad segment and writes the others' results.
+            self.error.copy_from_host(&[NO_ERROR, 0])?;
+            // SAFETY: as above.
+            unsafe {
+                self.enqueue(None, input, Form::Offsets(offsets), output, Some(SegmentStrategy::Balanced))?
+            };
+            let done = self.stream.synchronize();
+            self.forget_scratch_on_error(done)?;
+            code = self.error.download()?[0];
+        }
         if code == NO_ERROR {
             return Ok(());
         }
@@ -590,7 +663,7 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         output: &DeviceBuffer<T>,
     ) -> Result<(), Error> {
         // SAFETY: forwarded from the caller.
-        unsafe { self.enqueue(Some(stream), input, Form::Fixed(segment_len), output) }
+        unsafe { self.enqueue(Some(stream), input, Form::Fixed(segment_len), output, None).map(drop) }
     }
 
     /// Enqueues [`SegmentedReducer::reduce_offsets`] on `stream` without waiting; bad
@@ -613,10 +686,12 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         output: &DeviceBuffer<T>,
     ) -> Result<(), Error> {
         // SAFETY: forwarded from the caller.
-        unsafe { self.enqueue(Some(stream), input, Form::Offsets(offsets), output) }
+        unsafe { self.enqueue(Some(stream), input, Form::Offsets(offsets), output, None).map(drop) }
     }
 
-    /// Checks the call and enqueues one launch on `stream` (or the reducer's own).
+    /// Checks the call and enqueues its launches on `stream` (or the reducer's own), with
+    /// the strategy `forced` or the options' one; returns whether the scan strategy's
+    /// kernel ran.
     ///
     /// # Safety
     /// As for [`SegmentedReducer::reduce_offsets_on`].
@@ -626,7 +701,8 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         input: &DeviceBuffer<T>,
         form: Form<'_>,
         output: &DeviceBuffer<T>,
-    ) -> Result<(), Error> {
+        forced: Option<SegmentStrategy>,
+    ) -> Result<bool, Error> {
         let device = &self.device;
         let stream_on = stream.unwrap_or(&self.stream).is_on(device);
         let offsets_on = match form {
@@ -653,12 +729,27 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
             return Err(invalid(SegmentsProblem::OutputTooShort { segments, len: output.len() }));
         }
         if segments == 0 {
-            return Ok(());
+            return Ok(false);
         }
-        let mut strategy = match form {
-            Form::Fixed(_) => self.strategy_for_fixed(len, segment_len),
-            Form::Offsets(_) => self.strategy_for_offsets(),
+        let mut strategy = match (forced, form) {
+            (Some(forced), _) => forced,
+            (None, Form::Fixed(_)) => self.strategy_for_fixed(len, segment_len),
+            (None, Form::Offsets(_)) => self.strategy_for_offsets(len),
         };
+        if strategy == SegmentStrategy::Scan {
+            let chunks = windows::chunks::<T>(len);
+            match form {
+                // The counter's `chunks + warps` tickets fit 32 bits (far past any memory
+                // of today); else the balanced strategy.
+                Form::Offsets(_) if windows::reads_windows::<T>() && chunks < 1 << 31 => {
+                    // SAFETY: forwarded from the caller; checked above.
+                    unsafe { self.enqueue_scan(stream, input, offsets, segments, output, chunks)? };
+                    return Ok(true);
+                }
+                Form::Offsets(_) => strategy = SegmentStrategy::Balanced,
+                Form::Fixed(_) => strategy = SegmentStrategy::for_fixed::<T, O>(len, segment_len),
+            }
+        }
         let mut limits = None;
         if strategy == SegmentStrategy::Balanced {
             limits = self.long_limits(len, segments);
@@ -704,7 +795,8 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
             // output holds at least `segments` elements; the error word is this reducer's,
             // used by one launch at a time (caller); all buffers are the caller's, alive and
             // untouched until the stream has run the launch.
-            return unsafe { self.device.launch_raw_on(stream, &self.functions[index], config, &args) };
+            return unsafe { self.device.launch_raw_on(stream, &self.functions[index], config, &args) }
+                .map(|()| false);
         };
         self.grow_scratch(stream, limits)?;
         let stream = stream.unwrap_or(&self.stream);
@@ -757,7 +849,7 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         let function = if small { &self.small.0 } else { &self.functions[index] };
         let launched = unsafe { self.device.launch_raw_on(stream, function, config, &args) };
         if launched.is_err() || small || len <= limits.long_elements {
-            return self.forget_scratch_on_error(launched);
+            return self.forget_scratch_on_error(launched).map(|()| false);
         }
         let (chunks, resident) = &self.chunks;
         let cap = self.options.max_blocks.unwrap_or(u32::MAX).min(*resident);
@@ -774,7 +866,58 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
             // This call's counter is left as it is; the chunk launch clears the other.
             scratch.next_is_second = !scratch.next_is_second;
         }
-        self.forget_scratch_on_error(launched)
+        self.forget_scratch_on_error(launched).map(|()| false)
+    }
+
+    /// Enqueues the scan strategy's one launch over `segments` segments whose
+    /// `segments + 1` offsets lie at device address `offsets`, in `chunks` chunks
+    /// (`warpsafe::scan::segmented::chunks`): a wave of resident blocks at most, whose
+    /// warps take chunks until none is left.
+    ///
+    /// # Safety
+    /// As for [`SegmentedReducer::reduce_offsets_on`]; the buffers checked by `enqueue`
+    /// (same device, output of at least `segments` elements, `segments > 0`), `T`'s size
+    /// divides 16 and `chunks < 2^31`.
+    unsafe fn enqueue_scan(
+        &mut self,
+        stream: Option<&Stream>,
+        input: &DeviceBuffer<T>,
+        offsets: u64,
+        segments: u64,
+        output: &DeviceBuffer<T>,
+        chunks: u64,
+    ) -> Result<(), Error> {
+        let index = SegmentStrategy::Scan.index();
+        let cap = self.options.max_blocks.unwrap_or(u32::MAX).min(self.resident[index]);
+        let warps = (windows::BLOCK_THREADS / 32) as u64;
+        let blocks = chunks.div_ceil(warps).min(cap as u64).max(1) as u32;
+        let config = LaunchConfig {
+            shared_mem_bytes: Self::shared_bytes(SegmentStrategy::Scan),
+            ..LaunchConfig::linear(blocks, windows::BLOCK_THREADS)
+        };
+        let scratch = match &mut self.scan_scratch {
+            Some(scratch) => scratch,
+            empty => empty.insert(LookBackScratch::new(&self.device, windows::status_words::<T>)?),
+        };
+        let stream = stream.unwrap_or(&self.stream);
+        let slots = scratch.prepare(chunks, stream, &self.stream)?;
+        let (mut input, mut len, mut offsets, mut segments) =
+            (input.device_address(), input.len() as u64, offsets, segments);
+        let mut output = output.device_address();
+        let mut written = self.error.device_address() + std::mem::size_of::<u64>() as u64;
+        let (mut counter, mut status, mut epoch) = (slots.counter, slots.status, slots.epoch);
+        let args = kernel_args![input, len, offsets, segments, output, written, counter, status, epoch];
+        // SAFETY: the scan kernel of `warpsafe::segmented_reduce_kernels!`, its parameter
+        // list: a 1-D launch of its BLOCK_THREADS with its shared bytes and at most a wave
+        // of blocks (their warps fewer than 2^31, and chunks < 2^31: the tickets fit); `input` holds
+        // `len` elements (device buffers are 256-byte aligned), `offsets` segments + 1,
+        // the output at least `segments` (all checked by `enqueue`); `written` is the
+        // second word of this reducer's error buffer, used by one launch at a time
+        // (caller); the status words and counter come from this reducer's look-back
+        // scratch for `chunks` chunks (`status_words`) with a fresh epoch, the counter at 0.
+        let launched = unsafe { self.device.launch_raw_on(stream, &self.functions[index], config, &args) };
+        scratch.note_failure(&launched);
+        launched
     }
 
     /// `result`, after dropping the balanced strategy's scratch when it is an error: a

@@ -27,7 +27,7 @@ use warpsafe_tests::{on_gpu, test_devices, test_program};
 const SEEDS: std::ops::Range<u64> = 0..3;
 
 /// `Auto` and every strategy.
-const STRATEGIES: [SegmentStrategy; 7] = [
+const STRATEGIES: [SegmentStrategy; 8] = [
     SegmentStrategy::Auto,
     SegmentStrategy::Thread,
     SegmentStrategy::Tile4,
@@ -35,6 +35,7 @@ const STRATEGIES: [SegmentStrategy; 7] = [
     SegmentStrategy::Warp,
     SegmentStrategy::Block,
     SegmentStrategy::Balanced,
+    SegmentStrategy::Scan,
 ];
 
 // ---------------------------------------------------------------------------------------
@@ -123,6 +124,7 @@ unsafe impl SegmentedReduction<Affine> for Compose {
             balanced_batches: &k::segreduce_affine_batches,
             balanced_chunks: &k::segreduce_affine_chunks,
             balanced_small: &k::segreduce_affine_small,
+            scan: &k::segreduce_affine_scan,
         }
     }
 }
@@ -905,7 +907,12 @@ fn auto_picks_by_average_length() {
     // Auto: balanced for offsets (whatever the lengths); for a fixed length the warp rows
     // (32 bytes of i32) or else the average.
     let reducer = SegmentedReducer::<i32, Sum>::new(&Device::emulator()).unwrap();
-    assert_eq!(reducer.strategy_for_offsets(), SegmentStrategy::Balanced);
+    assert_eq!(reducer.strategy_for_offsets(1 << 20), SegmentStrategy::Balanced);
+    // From 1 GiB on, the scan strategy; by bytes, not elements.
+    assert_eq!(reducer.strategy_for_offsets((1 << 28) - 1), SegmentStrategy::Balanced);
+    assert_eq!(reducer.strategy_for_offsets(1 << 28), SegmentStrategy::Scan);
+    assert_eq!(SegmentStrategy::for_offsets::<f64>(1 << 27), SegmentStrategy::Scan);
+    assert_eq!(SegmentStrategy::for_offsets::<f64>((1 << 27) - 1), SegmentStrategy::Balanced);
     assert_eq!(reducer.strategy_for_fixed(8 << 20, 8), SegmentStrategy::Thread);
     assert_eq!(reducer.strategy_for_fixed(12 << 20, 12), SegmentStrategy::Tile4);
 }
@@ -1004,5 +1011,81 @@ fn huge_segments_past_2_31_elements() {
         reducer.set_strategy(strategy);
         reducer.reduce_offsets(&input, &offsets, &mut output).unwrap();
         assert_eq!(output.download().unwrap(), [5, 3], "{strategy:?}");
+    }
+}
+
+#[test]
+fn the_scan_strategy_survives_garbage_offsets_and_reports_them() {
+    // Offsets that break a scan's assumptions in every way (descending, past the input,
+    // huge, equal runs, a start past the end), over several chunks of windows: the kernel
+    // must read and write nothing outside the buffers (the emulator checks every access,
+    // compute-sanitizer the GPU), finish, and the waiting call must report the lowest bad
+    // segment, as the balanced strategy finds it, with the other segments' results written.
+    let n = 3 * 4096 + 77;
+    for device in test_devices("segmented_scan_garbage") {
+        let max_blocks = if on_gpu(&device) { None } else { Some(2) };
+        let options = SegmentedOptions { strategy: SegmentStrategy::Scan, max_blocks, ..Default::default() };
+        let mut scan = SegmentedReducer::<i32, Sum>::with_options(&device, options).unwrap();
+        let data: Vec<i32> = random(n, 21).into_iter().map(i32::of).collect();
+        let input = device.upload(&data).unwrap();
+        let mut rng = StdRng::seed_from_u64(22);
+        for case in 0..8 {
+            let segments = 40 + 300 * case;
+            let mut offsets: Vec<u64> =
+                (0..=segments).map(|s| (s as u64 * n as u64) / segments as u64).collect();
+            match case % 4 {
+                0 => offsets.reverse(),
+                1 => offsets[segments / 2] = u64::MAX,
+                2 => offsets.iter_mut().for_each(|o| *o = rng.gen_range(0..n as u64 + 50)),
+                _ => offsets[segments / 3] = n as u64 + 1,
+            }
+            let offsets_buffer = device.upload(&offsets).unwrap();
+            // The output is one longer than the segments: its last element must survive.
+            let sentinel = 0x5a5a_5a5a;
+            let mut output = device.upload(&vec![sentinel; segments + 1]).unwrap();
+            let got = scan.reduce_offsets(&input, &offsets_buffer, &mut output);
+            let Err(Error::InvalidSegments { problem, .. }) = got else {
+                panic!("case {case}: {got:?}");
+            };
+            let lowest = offsets
+                .windows(2)
+                .position(|w| w[1] < w[0] || w[1] > n as u64)
+                .expect("every case has a bad segment") as u64;
+            let segment = match problem {
+                SegmentsProblem::NotMonotonic { segment } | SegmentsProblem::PastInput { segment, .. } => {
+                    segment
+                }
+                other => panic!("case {case}: {other:?}"),
+            };
+            assert_eq!(segment, lowest, "case {case}");
+            let written = output.download().unwrap();
+            assert_eq!(written[segments], sentinel, "case {case}: wrote past the segments");
+            for (s, w) in offsets.windows(2).enumerate() {
+                if w[0] <= w[1] && w[1] <= n as u64 {
+                    let want =
+                        data[w[0] as usize..w[1] as usize].iter().fold(0i32, |a, &b| a.wrapping_add(b));
+                    assert_eq!(written[s], want, "case {case}: segment {s}");
+                }
+            }
+            // The `_on` form: the scan kernel alone, unchecked, then a good call works.
+            let stream = device.stream().unwrap();
+            // SAFETY: the buffers outlive the launch, which the synchronize below waits
+            // for; nothing else uses them meanwhile.
+            unsafe { scan.reduce_offsets_on(&stream, &input, &offsets_buffer, &output) }.unwrap();
+            stream.synchronize().unwrap();
+            assert_eq!(
+                output.download().unwrap()[segments],
+                sentinel,
+                "case {case}: `_on` wrote past the segments"
+            );
+        }
+        let good: Vec<u64> = (0..=7).map(|s| s * n as u64 / 7).collect();
+        let mut output = device.alloc_zeroed::<i32>(7).unwrap();
+        scan.reduce_offsets(&input, &device.upload(&good).unwrap(), &mut output).unwrap();
+        let want: Vec<i32> = good
+            .windows(2)
+            .map(|w| data[w[0] as usize..w[1] as usize].iter().fold(0i32, |a, &b| a.wrapping_add(b)))
+            .collect();
+        assert_eq!(output.download().unwrap(), want);
     }
 }

@@ -63,6 +63,7 @@ pub fn strategy_name(s: SegmentStrategy) -> &'static str {
         SegmentStrategy::Warp => "warp",
         SegmentStrategy::Block => "block",
         SegmentStrategy::Balanced => "balanced",
+        SegmentStrategy::Scan => "scan",
     }
 }
 
@@ -72,9 +73,9 @@ pub fn strategies() -> impl Iterator<Item = SegmentStrategy> {
 }
 
 fn parse_strategy(s: &str) -> Result<SegmentStrategy, String> {
-    strategies()
-        .find(|&st| strategy_name(st) == s)
-        .ok_or_else(|| format!("unknown strategy '{s}' (auto, thread, tile4, tile16, warp, block, balanced)"))
+    strategies().find(|&st| strategy_name(st) == s).ok_or_else(|| {
+        format!("unknown strategy '{s}' (auto, thread, tile4, tile16, warp, block, balanced, scan)")
+    })
 }
 
 fn parse_pattern(s: &str) -> Result<Pattern, String> {

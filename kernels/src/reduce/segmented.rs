@@ -1566,6 +1566,15 @@ unsafe fn fold_partials<T: Pod, Op: Operator<T>>(
 /// sm_90 build carries launch bounds ([`SEGMENT_BLOCKS_PER_SM`]): the GPU refuses it a
 /// block of more than [`SEGMENT_BLOCK_THREADS`] threads.
 ///
+/// Last, the scan strategy's kernel ([`crate::scan::segmented`], for offsets), which takes
+/// `(input: *const T, len: u64, offsets: *const u64, segments: u64, out: *mut T, written:
+/// *mut u64, counter: *mut u32, status: *mut u64, epoch: u32)` for
+/// [`crate::scan::segmented::reduce_segments`], launched with blocks of
+/// [`crate::scan::segmented::BLOCK_THREADS`] and
+/// [`crate::scan::segmented::shared_bytes`]`::<T>()` bytes of dynamic shared memory; its
+/// sm_80 and sm_90 builds carry launch bounds
+/// ([`crate::scan::segmented::BLOCKS_PER_SM`]).
+///
 /// ```
 /// /// Concatenation of digits: `a ⊕ b = a * 10 + b`, which does not commute.
 /// #[derive(Clone, Copy, Default)]
@@ -1580,15 +1589,48 @@ unsafe fn fold_partials<T: Pod, Op: Operator<T>>(
 /// }
 /// warpsafe::segmented_reduce_kernels! {
 ///     u64, Digits => digits_thread, digits_tile4, digits_tile16, digits_warp, digits_block,
-///         digits_batches, digits_chunks, digits_small;
+///         digits_batches, digits_chunks, digits_small, digits_scan;
 /// }
 /// assert_eq!(digits_warp.param_count(), 7);
 /// assert_eq!(digits_chunks.param_count(), 16);
 /// assert_eq!(digits_small.param_count(), 16);
+/// assert_eq!(digits_scan.param_count(), 9);
 /// ```
 #[macro_export]
 macro_rules! segmented_reduce_kernels {
-    ($($t:ty, $op:expr => $thread:ident, $tile4:ident, $tile16:ident, $warp:ident, $block:ident, $batches:ident, $chunks:ident, $small:ident;)*) => {$(
+    ($($t:ty, $op:expr => $thread:ident, $tile4:ident, $tile16:ident, $warp:ident, $block:ident, $batches:ident, $chunks:ident, $small:ident, $scan:ident;)*) => {$(
+        $crate::kernel! {
+            #[doc = concat!("Segmented reduce of `", stringify!($t), "` with `", stringify!($op), "` over offsets, ")]
+            #[doc = "by a scan of the input in windows: `warpsafe::scan::segmented::reduce_segments` "]
+            #[doc = "(parameters: `warpsafe::segmented_reduce_kernels!`)."]
+            ///
+            /// # Safety
+            /// The contract of `warpsafe::scan::segmented::reduce_segments`.
+            pub unsafe fn $scan(
+                input: *const $t,
+                len: u64,
+                offsets: *const u64,
+                segments: u64,
+                out: *mut $t,
+                written: *mut u64,
+                counter: *mut u32,
+                status: *mut u64,
+                epoch: u32,
+            ) {
+                // SAFETY: forwarded from the launch contract.
+                unsafe {
+                    $crate::scan::segmented::reduce_segments(
+                        input, len, offsets, segments, out, written, counter, status, epoch, $op,
+                    )
+                }
+            }
+        }
+        #[cfg(target_feature = "sm_80")]
+        $crate::__warpsafe_launch_bounds!(
+            $scan,
+            $crate::scan::segmented::BLOCK_THREADS,
+            $crate::scan::segmented::BLOCKS_PER_SM
+        );
         $crate::segmented_reduce_kernels!(@balanced $t, $op, $batches, balanced_batches, "the batches of 32 segments");
         $crate::segmented_reduce_kernels!(@balanced $t, $op, $chunks, balanced_chunks, "the chunks of long segments");
         $crate::segmented_reduce_kernels!(@balanced $t, $op, $small, small_input_segments, "a small input in one launch");

@@ -6,6 +6,7 @@
 //! | [`tile`] | how a thread reads and writes its run of a tile (16-byte vectors) |
 //! | [`device`] | inclusive and exclusive scan over any [`Operator`] (it need not commute), in place or not |
 //! | [`select`] | selection and partition by a [`select::Predicate`] or a flags buffer, with a `u64` count |
+//! | [`segmented`] | segmented reduce over CSR offsets as a scan of the input in windows, the look-back carrying the partials of segments that cross tiles |
 //!
 //! The host's `warpsafe_host::scan::{Scanner, Selector}` launch these; kernels for your
 //! own element types, operators and predicates: [`crate::scan_kernels!`],
@@ -19,6 +20,7 @@
 
 pub mod device;
 pub mod lookback;
+pub mod segmented;
 pub mod select;
 pub mod tile;
 

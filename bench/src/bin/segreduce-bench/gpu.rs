@@ -210,7 +210,7 @@ fn bench_one(
     }
     let chosen = match point.pattern {
         Pattern::Fixed(len) => ctx.reducer.strategy_for_fixed(point.n, len),
-        Pattern::PowerLaw => ctx.reducer.strategy_for_offsets(),
+        Pattern::PowerLaw => ctx.reducer.strategy_for_offsets(point.n),
     };
     let detail = format!("strategy {}", strategy_name(chosen));
     Ok(point.row(name, timing, check, detail))

@@ -450,6 +450,16 @@ pub unsafe fn copy_async_16(dst: *mut [u32; 4], src: *const [u32; 4]) {
     unsafe { super::shared_write(dst, value) }
 }
 
+/// `cp.async.commit_group` on the emulator: nothing to group ([`copy_async_16`] copies
+/// at once).
+#[inline]
+pub fn copy_async_commit() {}
+
+/// `cp.async.wait_group N` on the emulator: nothing to wait for; like
+/// [`copy_async_wait_all`] it adds no happens-before edge between threads.
+#[inline]
+pub fn copy_async_wait_group<const N: u32>() {}
+
 /// `cp.async.wait_all` on the emulator: nothing to wait for ([`copy_async_16`] copies at
 /// once). It orders nothing between threads (on the GPU neither does the wait alone: a
 /// barrier must follow), so it adds no happens-before edge for the race check.

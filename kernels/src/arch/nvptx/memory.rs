@@ -633,6 +633,38 @@ pub unsafe fn copy_async_16(dst: *mut [u32; 4], src: *const [u32; 4]) {
     }
 }
 
+/// `cp.async.commit_group` (sm_80+): closes the group of this thread's
+/// [`copy_async_16`] copies started since the last commit, so that
+/// [`copy_async_wait_group`] can wait for the older groups only.
+#[cfg(target_feature = "sm_80")]
+#[inline(always)]
+pub fn copy_async_commit() {
+    // SAFETY: no operands and no precondition. Not `nomem`: the compiler keeps the copies
+    // before it.
+    unsafe { asm!("cp.async.commit_group;", options(nostack)) }
+}
+
+/// sm_70 has no `cp.async`: nothing to commit (its copies go through registers).
+#[cfg(not(target_feature = "sm_80"))]
+#[inline(always)]
+pub fn copy_async_commit() {}
+
+/// `cp.async.wait_group N` (sm_80+): waits until at most `N` of this thread's committed
+/// groups of copies are still pending (the newest `N`), so every older copy has landed
+/// and is visible to this thread; to others only after a barrier that follows this wait.
+#[cfg(target_feature = "sm_80")]
+#[inline(always)]
+pub fn copy_async_wait_group<const N: u32>() {
+    // SAFETY: no precondition: it only waits for this thread's own copies. Not `nomem`,
+    // so the compiler moves no access of the copied memory across it.
+    unsafe { asm!("cp.async.wait_group {n};", n = const N, options(nostack)) }
+}
+
+/// sm_70 has no `cp.async`: nothing to wait for.
+#[cfg(not(target_feature = "sm_80"))]
+#[inline(always)]
+pub fn copy_async_wait_group<const N: u32>() {}
+
 /// `cp.async.wait_all` (sm_80+): waits until every [`copy_async_16`] this thread started
 /// has been performed (it commits them as one group and waits for it). The copied bytes
 /// are then visible to this thread; to other threads only after a barrier that follows

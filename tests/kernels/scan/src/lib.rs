@@ -102,7 +102,7 @@ warpsafe::select_kernels! {
 }
 
 warpsafe::segmented_reduce_kernels! {
-    Affine, Then => segreduce_affine_thread, segreduce_affine_tile4, segreduce_affine_tile16, segreduce_affine_warp, segreduce_affine_block, segreduce_affine_batches, segreduce_affine_chunks, segreduce_affine_small;
+    Affine, Then => segreduce_affine_thread, segreduce_affine_tile4, segreduce_affine_tile16, segreduce_affine_warp, segreduce_affine_block, segreduce_affine_batches, segreduce_affine_chunks, segreduce_affine_small, segreduce_affine_scan;
 }
 
 warpsafe::histogram_kernels! {

@@ -31,7 +31,7 @@
 //! until one is past the last chunk, so a warp only ever waits for chunks that running warps
 //! took. It finds the segment that holds its chunk's first element by a 32-way search over
 //! the offsets (each round one ballot over 32 offsets), folds its windows, and publishes
-//! the chunk's [`Carry`]: the partial of the segment open at the chunk's end, and whether a
+//! the chunk's carry: the partial of the segment open at the chunk's end, and whether a
 //! segment started in the chunk. Publication is one epoch-tagged status word per 32 bits
 //! (as [`TaggedStatus`](super::lookback::TaggedStatus) stores them: each word is written
 //! once per launch by one single-copy-atomic store and read by relaxed loads that accept

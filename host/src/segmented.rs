@@ -29,7 +29,7 @@
 //! # API
 //! ```text
 //! pub enum SegmentStrategy { Auto, Thread, Tile4, Tile16, Warp, Block, Balanced, Scan }
-//! pub const SCAN_MIN_BYTES: u64 = 1 << 30;
+//! pub const SCAN_MIN_BYTES: u64 = 512 << 20;
 //! pub struct SegmentedOptions { pub strategy: SegmentStrategy, pub max_blocks: Option<u32>,
 //!                               pub long_elements: Option<u64>, pub chunk_elements: Option<u64> }
 //! pub struct SegmentedKernels { pub program: Program, pub thread: &'static Kernel, pub tile4: &'static Kernel,
@@ -70,8 +70,8 @@
 //! # Strategies
 //! The kernels of `warpsafe::reduce::segmented` (whose docs give the order of
 //! combination). [`SegmentStrategy::Auto`] picks [`SegmentStrategy::Balanced`] for
-//! offsets, or [`SegmentStrategy::Scan`] for an input of at least [`SCAN_MIN_BYTES`] (1
-//! GiB) whose element size divides 16 ([`SegmentStrategy::for_offsets`]): their lengths
+//! offsets, or [`SegmentStrategy::Scan`] for an input of at least [`SCAN_MIN_BYTES`] (512
+//! MiB) whose element size divides 16 ([`SegmentStrategy::for_offsets`]): their lengths
 //! are unknown on the host (reading them would cost a pass and a copy), and one huge
 //! segment among short ones would otherwise be read by the few workers the average length
 //! gives it (a power-law mix ran at 0.2 % of the read ceiling that way); both read every
@@ -138,10 +138,10 @@
 //! epoch-tagged status words (one carry per chunk, grown with the input) and a
 //! self-resetting ticket counter, as the scan's: no clearing between calls. For the fixed
 //! form, or an element size that does not divide 16, the call takes the strategy `Auto`
-//! would. Measured on an H100 (2026-11-28, power-law mix of `f32`): 571 us at 2^28
-//! elements against the balanced strategy's 664 (0.73 of the read ceiling against 0.63),
-//! but slower at 2^24 and 2^26 (94 against 65, 227 against 193 us), hence `Auto`'s
-//! threshold.
+//! would. Measured on an H100 (2026-11-28, power-law mix of `f32`): 563.8 us at 2^28
+//! elements against the balanced strategy's 664.8 (0.74 of the read ceiling against
+//! 0.63), 323.5 against 351.4 at 2^27, but slower at 2^26 and 2^24 (206.6 against 193.9,
+//! 90.8 against 65.0 us), hence `Auto`'s threshold.
 //!
 //! The default chunk size was measured on an H100 (`warpsafe::reduce::segmented::chunk_bytes`);
 //! the other constants are first-principles choices for it.
@@ -215,10 +215,10 @@ const MANY_SEGMENTS: u64 = 2048;
 
 /// Inputs of offsets with at least this many bytes take [`SegmentStrategy::Scan`] under
 /// `Auto`. Measured on an H100 (2026-11-28, `segreduce-bench --quick --strategy
-/// balanced,scan`, the power-law mix of `f32`): the scan strategy took 571 us at 2^28
-/// elements (1 GiB) against the balanced strategy's 664, but 227 against 193 at 2^26 and
-/// 94 against 65 at 2^24.
-pub const SCAN_MIN_BYTES: u64 = 1 << 30;
+/// auto,balanced,scan --patterns power-law`, `f32`): the scan strategy took 563.8 us at
+/// 2^28 elements (1 GiB) against the balanced strategy's 664.8 and 323.5 against 351.4 at
+/// 2^27 (512 MiB), but 206.6 against 193.9 at 2^26 and 90.8 against 65.0 at 2^24.
+pub const SCAN_MIN_BYTES: u64 = 512 << 20;
 
 /// Who reduces one segment (see the module docs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

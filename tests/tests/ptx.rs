@@ -80,21 +80,26 @@ fn segmented_reduce_kernels_read_16_byte_vectors() {
 }
 
 #[test]
-fn only_the_block_strategy_kernels_carry_launch_bounds() {
+fn only_the_block_and_scan_strategy_kernels_carry_launch_bounds() {
     use warpsafe::reduce::segmented::{SEGMENT_BLOCKS_PER_SM, SEGMENT_BLOCK_THREADS};
-    // The builder puts the bounds that `segmented_reduce_kernels!` announces for sm_90
-    // between the parameter list and the body of each block-strategy entry (3 operators x 6
-    // types), and on no other entry (none on sm_70 and sm_80).
-    let directives =
-        format!(".maxntid {SEGMENT_BLOCK_THREADS}, 1, 1\n.minnctapersm {SEGMENT_BLOCKS_PER_SM}\n{{");
+    use warpsafe::scan::segmented::{BLOCKS_PER_SM, BLOCK_THREADS};
+    // The builder puts the bounds that `segmented_reduce_kernels!` announces between the
+    // parameter list and the body of each block-strategy entry on sm_90 (3 operators x 6
+    // types) and of each scan-strategy entry on sm_80 and sm_90, and on no other entry.
+    let block = format!(".maxntid {SEGMENT_BLOCK_THREADS}, 1, 1\n.minnctapersm {SEGMENT_BLOCKS_PER_SM}\n{{");
+    let scan = format!(".maxntid {BLOCK_THREADS}, 1, 1\n.minnctapersm {BLOCKS_PER_SM}\n{{");
     for &(sm, ptx) in warpsafe_host::ptx::EMBEDDED {
-        let mut bounded = 0;
+        let (mut blocks, mut scans) = (0, 0);
         for entry in ptx.split(".entry ").skip(1) {
             let name = &entry[..entry.find('(').expect("an entry's parameter list")];
             let header = &entry[..entry.find("\n{\n").expect("an entry's body") + 2];
-            if sm == 90 && name.starts_with("warpsafe_segreduce_") && name.ends_with("_block") {
-                assert!(header.ends_with(&directives), "sm_{sm} {name}: no launch bounds in\n{header}");
-                bounded += 1;
+            let segmented = name.starts_with("warpsafe_segreduce_");
+            if sm == 90 && segmented && name.ends_with("_block") {
+                assert!(header.ends_with(&block), "sm_{sm} {name}: no launch bounds in\n{header}");
+                blocks += 1;
+            } else if sm >= 80 && segmented && name.ends_with("_scan") {
+                assert!(header.ends_with(&scan), "sm_{sm} {name}: no launch bounds in\n{header}");
+                scans += 1;
             } else {
                 assert!(
                     !header.contains(".maxntid"),
@@ -102,11 +107,12 @@ fn only_the_block_strategy_kernels_carry_launch_bounds() {
                 );
             }
         }
-        assert_eq!(
-            bounded,
-            if sm == 90 { 18 } else { 0 },
-            "sm_{sm}: block-strategy entries with launch bounds"
-        );
+        let expected = match sm {
+            90 => (18, 18),
+            80 => (0, 18),
+            _ => (0, 0),
+        };
+        assert_eq!((blocks, scans), expected, "sm_{sm}: block- and scan-strategy entries with launch bounds");
     }
 }
 

@@ -908,11 +908,11 @@ fn auto_picks_by_average_length() {
     // (32 bytes of i32) or else the average.
     let reducer = SegmentedReducer::<i32, Sum>::new(&Device::emulator()).unwrap();
     assert_eq!(reducer.strategy_for_offsets(1 << 20), SegmentStrategy::Balanced);
-    // From 1 GiB on, the scan strategy; by bytes, not elements.
-    assert_eq!(reducer.strategy_for_offsets((1 << 28) - 1), SegmentStrategy::Balanced);
-    assert_eq!(reducer.strategy_for_offsets(1 << 28), SegmentStrategy::Scan);
-    assert_eq!(SegmentStrategy::for_offsets::<f64>(1 << 27), SegmentStrategy::Scan);
-    assert_eq!(SegmentStrategy::for_offsets::<f64>((1 << 27) - 1), SegmentStrategy::Balanced);
+    // From 512 MiB on, the scan strategy; by bytes, not elements.
+    assert_eq!(reducer.strategy_for_offsets((1 << 27) - 1), SegmentStrategy::Balanced);
+    assert_eq!(reducer.strategy_for_offsets(1 << 27), SegmentStrategy::Scan);
+    assert_eq!(SegmentStrategy::for_offsets::<f64>(1 << 26), SegmentStrategy::Scan);
+    assert_eq!(SegmentStrategy::for_offsets::<f64>((1 << 26) - 1), SegmentStrategy::Balanced);
     assert_eq!(reducer.strategy_for_fixed(8 << 20, 8), SegmentStrategy::Thread);
     assert_eq!(reducer.strategy_for_fixed(12 << 20, 12), SegmentStrategy::Tile4);
 }

@@ -93,13 +93,14 @@ pub const WARPS: usize = BLOCK_THREADS as usize / WARP_SIZE as usize;
 /// 5 blocks per SM and ran slower.
 pub const LANE_VECTORS: usize = 2;
 
-/// Blocks per SM the kernel is compiled for (launch bounds: 64 registers a thread).
-/// Measured on an H100 (2026-11-28, `segreduce-bench --quick --strategy balanced,scan`,
-/// power-law mix of `f32`, builds with 5 and 4 in one command): with 5 (48 registers,
-/// 92-108 bytes of spills) 742 / 284 / 103 us at 2^28 / 2^26 / 2^24 elements, with 4
-/// (20-28 bytes of spills) 571 / 227 / 94. (The CUDA C++ probe kept 5 blocks in 48
-/// registers without spills.)
-pub const BLOCKS_PER_SM: u32 = 4;
+/// Blocks per SM the kernel is compiled for (launch bounds on sm_80 and sm_90: 80
+/// registers a thread, no spills, as the PTX tests require). Measured on an H100
+/// (2026-11-28, `segreduce-bench --quick --strategy balanced,scan`, power-law mix of `f32`):
+/// with 5 (48 registers, 92-108 bytes of spills) 742 / 284 / 103 us at 2^28 / 2^26 / 2^24
+/// elements, with 4 (64 registers, 20-28 bytes of spills) 571 / 227 / 94; 3 in
+/// `bench/results/2026-11-28-h100/segmented-scan-3-blocks.txt`. (The CUDA C++ probe kept
+/// 5 blocks in 48 registers without spills.)
+pub const BLOCKS_PER_SM: u32 = 3;
 
 const VECTOR_BYTES: usize = 16;
 

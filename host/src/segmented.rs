@@ -29,7 +29,7 @@
 //! # API
 //! ```text
 //! pub enum SegmentStrategy { Auto, Thread, Tile4, Tile16, Warp, Block, Balanced, Scan }
-//! pub const SCAN_MIN_BYTES: u64 = 512 << 20;
+//! pub const SCAN_MIN_BYTES: u64 = 256 << 20;
 //! pub struct SegmentedOptions { pub strategy: SegmentStrategy, pub max_blocks: Option<u32>,
 //!                               pub long_elements: Option<u64>, pub chunk_elements: Option<u64> }
 //! pub struct SegmentedKernels { pub program: Program, pub thread: &'static Kernel, pub tile4: &'static Kernel,
@@ -70,7 +70,7 @@
 //! # Strategies
 //! The kernels of `warpsafe::reduce::segmented` (whose docs give the order of
 //! combination). [`SegmentStrategy::Auto`] picks [`SegmentStrategy::Balanced`] for
-//! offsets, or [`SegmentStrategy::Scan`] for an input of at least [`SCAN_MIN_BYTES`] (512
+//! offsets, or [`SegmentStrategy::Scan`] for an input of at least [`SCAN_MIN_BYTES`] (256
 //! MiB) whose element size divides 16 ([`SegmentStrategy::for_offsets`]): their lengths
 //! are unknown on the host (reading them would cost a pass and a copy), and one huge
 //! segment among short ones would otherwise be read by the few workers the average length
@@ -215,10 +215,12 @@ const MANY_SEGMENTS: u64 = 2048;
 
 /// Inputs of offsets with at least this many bytes take [`SegmentStrategy::Scan`] under
 /// `Auto`. Measured on an H100 (2026-11-28, `segreduce-bench --quick --strategy
-/// auto,balanced,scan --patterns power-law`, `f32`): the scan strategy took 563.8 us at
-/// 2^28 elements (1 GiB) against the balanced strategy's 664.8 and 323.5 against 351.4 at
-/// 2^27 (512 MiB), but 206.6 against 193.9 at 2^26 and 90.8 against 65.0 at 2^24.
-pub const SCAN_MIN_BYTES: u64 = 512 << 20;
+/// auto,balanced,scan --patterns power-law`, `f32`,
+/// `bench/results/2026-11-28-h100/segmented-scan-chunks-lookback.txt`): the scan strategy
+/// took 546 us at 2^28 elements (1 GiB) against the balanced strategy's 663, 316 against
+/// 351 at 2^27 and 181.5 against 194.3 at 2^26 (256 MiB), but 115.8 against 107.4 at 2^25
+/// and 80.7 against 64.6 at 2^24.
+pub const SCAN_MIN_BYTES: u64 = 256 << 20;
 
 /// Who reduces one segment (see the module docs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

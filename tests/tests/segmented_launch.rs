@@ -17,6 +17,7 @@ use scan_test_kernels::{self as k, affine_of, Affine, Then};
 use warpsafe::emu::Options;
 use warpsafe::op::{Max, Min, Operator, Sum};
 use warpsafe::reduce::segmented::{is_small_input, small_input_block_elements, SMALL_INPUT_SEGMENTS};
+use warpsafe::scan::segmented::{chunk_windows, chunks, window_elements};
 use warpsafe_host::segmented::{
     SegmentStrategy, SegmentedKernels, SegmentedOptions, SegmentedReducer, SegmentedReduction,
 };
@@ -908,11 +909,11 @@ fn auto_picks_by_average_length() {
     // (32 bytes of i32) or else the average.
     let reducer = SegmentedReducer::<i32, Sum>::new(&Device::emulator()).unwrap();
     assert_eq!(reducer.strategy_for_offsets(1 << 20), SegmentStrategy::Balanced);
-    // From 512 MiB on, the scan strategy; by bytes, not elements.
-    assert_eq!(reducer.strategy_for_offsets((1 << 27) - 1), SegmentStrategy::Balanced);
-    assert_eq!(reducer.strategy_for_offsets(1 << 27), SegmentStrategy::Scan);
-    assert_eq!(SegmentStrategy::for_offsets::<f64>(1 << 26), SegmentStrategy::Scan);
-    assert_eq!(SegmentStrategy::for_offsets::<f64>((1 << 26) - 1), SegmentStrategy::Balanced);
+    // From 256 MiB on, the scan strategy; by bytes, not elements.
+    assert_eq!(reducer.strategy_for_offsets((1 << 26) - 1), SegmentStrategy::Balanced);
+    assert_eq!(reducer.strategy_for_offsets(1 << 26), SegmentStrategy::Scan);
+    assert_eq!(SegmentStrategy::for_offsets::<f64>(1 << 25), SegmentStrategy::Scan);
+    assert_eq!(SegmentStrategy::for_offsets::<f64>((1 << 25) - 1), SegmentStrategy::Balanced);
     assert_eq!(reducer.strategy_for_fixed(8 << 20, 8), SegmentStrategy::Thread);
     assert_eq!(reducer.strategy_for_fixed(12 << 20, 12), SegmentStrategy::Tile4);
 }
@@ -1087,5 +1088,51 @@ fn the_scan_strategy_survives_garbage_offsets_and_reports_them() {
             .map(|w| data[w[0] as usize..w[1] as usize].iter().fold(0i32, |a, &b| a.wrapping_add(b)))
             .collect();
         assert_eq!(output.download().unwrap(), want);
+    }
+}
+
+#[test]
+fn the_scan_look_back_crosses_groups_of_chunks_in_order() {
+    // Segments that cross many chunks (the look-back reads 32 predecessors at a time, and
+    // waits only for those after the newest start): one across about 70 chunks, one that
+    // ends exactly on a chunk's end after 33, and runs of short ones between, with a
+    // non-commutative operator, on emulators with few warps (so predecessors are still
+    // running when a chunk looks back) under several seeds and resident-block counts.
+    let chunk_of = |n: u64| chunk_windows::<Affine>(n) * window_elements::<Affine>();
+    let chunk = chunk_of(1 << 18);
+    let mut lengths = vec![5, 3, 0, 1];
+    lengths.push(70 * chunk + 100 - 9);
+    lengths.extend([7, 0, 2, 31]);
+    let done: u64 = lengths.iter().sum();
+    lengths.push(33 * chunk - done % chunk + chunk);
+    lengths.extend((0..300).map(|s| s % 17));
+    lengths.push(chunk + 1);
+    let offsets = offsets_of(0, &lengths);
+    let n = *offsets.last().unwrap() as usize;
+    assert_eq!(chunk_of(n as u64), chunk, "{n} elements");
+    assert!(chunks::<Affine>(n as u64) > 100, "{n} elements");
+    let data: Vec<Affine> = random(n, 31).into_iter().map(Affine::of).collect();
+    let (expected, exact) = model(&data, &offsets, Compose);
+    let mut devices: Vec<Device> = [(0, 1), (1, 2), (2, 8)]
+        .into_iter()
+        .map(|(seed, blocks)| {
+            Device::emulator_with(Options { seed, max_resident_blocks: blocks, ..Options::default() })
+        })
+        .collect();
+    devices.extend(test_devices("segmented_scan_groups").into_iter().filter(on_gpu));
+    for device in devices {
+        let max_blocks = if on_gpu(&device) { None } else { Some(2) };
+        let options = SegmentedOptions { strategy: SegmentStrategy::Scan, max_blocks, ..Default::default() };
+        let mut scan = SegmentedReducer::<Affine, Compose>::with_options(&device, options).unwrap();
+        let mut output = device.alloc_zeroed::<Affine>(lengths.len()).unwrap();
+        scan.reduce_offsets(&device.upload(&data).unwrap(), &device.upload(&offsets).unwrap(), &mut output)
+            .unwrap();
+        compare(
+            &output.download().unwrap(),
+            &expected,
+            &exact,
+            &lengths,
+            &format!("scan on {}", device.name()),
+        );
     }
 }

@@ -41,10 +41,13 @@
 //! Only a chunk that starts inside a segment which ends in it needs what came before: the
 //! partials of that segment in the chunks since the one where it started (the nearest
 //! chunk before with a start). The warp reads its predecessors' carries 32 at a time, in
-//! aligned groups of 32 chunks from its own backwards, waiting for each to be published,
-//! until a group holds a start; it combines each group's partials from the start on with
-//! a warp scan in chunk order and the groups from left to right. A warp waits only for
-//! chunks that are running or done; the others never look back.
+//! aligned groups of 32 chunks from its own backwards, until a group holds a start; in a
+//! group it waits only until the chunks published from the newest one down reach a start
+//! (that start is then the group's last whatever the older chunks hold, so the result does
+//! not depend on which had finished), or until all are published. It combines each group's
+//! partials from the start on with a warp scan in chunk order and the groups from left to
+//! right. A warp waits only for chunks that are running or done; the others never look
+//! back.
 //!
 //! # Order of combination
 //! Inside a lane in index order; across lanes by the fixed tree of the segmented warp
@@ -108,27 +111,40 @@ const VECTOR_BYTES: usize = 16;
 /// (deeper rings left less L1 for the offsets and ran slower in the probe).
 const RING: usize = 2;
 
-/// Windows per warp chunk: at least [`MIN_CHUNK_WINDOWS`]; for a long input one chunk per
-/// 16 Ki windows of the input, rounded down to a power of two, at most
-/// [`MAX_CHUNK_WINDOWS`] (4 096 and 16 384 `f32`s at 2^24 and 2^28 elements, the probe's
-/// best). Longer chunks cost fewer searches and look-backs; shorter ones spread a short
-/// input over more warps.
+/// Windows per warp chunk, a function of the input's length only (so the order of
+/// combination is too):
+/// - while [`WAVE_CHUNKS`] chunks of at most 128 windows cover the input (up to 384 MiB,
+///   about 2^26.6 `f32`s), the input is cut into that many chunks (at least
+///   [`MIN_CHUNK_WINDOWS`] windows each), so that every chunk runs at once on an H100:
+///   the call lasts as long as its slowest chunk, not two;
+/// - a longer input gets chunks of [`MAX_CHUNK_WINDOWS`] windows, many per warp, which
+///   even out chunks of different speeds.
+///
+/// Measured on an H100 (2026-11-28, `segreduce-bench --strategy scan --patterns
+/// power-law`, `f32`, the same command as the rule before it, chunks of 16 to 64 windows
+/// by powers of two): 80.7 / 115.8 / 181.5 / 316 / 546 us at 2^24 / 2^25 / 2^26 / 2^27 /
+/// 2^28 elements against 92.9 / 139.0 / 202.7 / 314.5 / 546.4
+/// (`bench/results/2026-11-28-h100/segmented-scan-chunks-lookback.txt`).
 pub const fn chunk_windows<T>(len: u64) -> u64 {
-    let per_chunk = len / window_elements::<T>() / (16 << 10);
-    let floor = if per_chunk == 0 { 1 } else { 1 << (63 - per_chunk.leading_zeros()) };
-    if floor < MIN_CHUNK_WINDOWS {
-        MIN_CHUNK_WINDOWS
-    } else if floor > MAX_CHUNK_WINDOWS {
+    let per_chunk = len.div_ceil(window_elements::<T>()).div_ceil(WAVE_CHUNKS);
+    if per_chunk > 2 * MAX_CHUNK_WINDOWS {
         MAX_CHUNK_WINDOWS
+    } else if per_chunk < MIN_CHUNK_WINDOWS {
+        MIN_CHUNK_WINDOWS
     } else {
-        floor
+        per_chunk
     }
 }
+
+/// The chunks of an input of up to 384 MiB: about the warps an H100 holds at once (132
+/// SMs, 3 blocks of 8 warps each: 3168).
+pub const WAVE_CHUNKS: u64 = 3072;
 
 /// The fewest windows in a warp's chunk.
 pub const MIN_CHUNK_WINDOWS: u64 = 16;
 
-/// The most windows in a warp's chunk.
+/// The windows of a chunk of an input longer than [`WAVE_CHUNKS`] chunks of twice this
+/// many windows.
 pub const MAX_CHUNK_WINDOWS: u64 = 64;
 
 /// Whether the kernel can read `T`: its size divides 16 (every built-in type), so a
@@ -469,29 +485,44 @@ unsafe fn open_partial<T: Pod, Op: Operator<T>>(status: *mut u64, chunk: u64, ep
     loop {
         let group = (end - 1) / lanes;
         let index = group * lanes + lane as u64;
+        // Lanes past the newest predecessor hold nothing: published, no start.
+        let mut published = index >= end;
         let mut carry = Carry::new(op.identity(), false);
-        if index < end {
-            loop {
-                // SAFETY: index < chunks: a chunk of the launch (contract).
+        // Wait only until the published chunks from the newest one down reach a start
+        // (that start is then the group's last, as if every chunk had been waited for),
+        // or until the whole group is published.
+        let from = loop {
+            if !published {
+                // SAFETY: index < end <= chunk: a chunk of the launch (contract).
                 let (read, current) = unsafe { grid::read_slots::<Carry<T>>(status, index, epoch) };
                 if current {
                     carry = read;
-                    break;
+                    published = true;
                 }
             }
-        }
-        // SAFETY: the whole warp is here.
-        let heads = unsafe { raw::ballot_sync(FULL_MASK, carry.head()) };
-        // The segment started in the last chunk of the group with a start (else in an
-        // earlier group, or, for bad offsets, before chunk 0: from the group's start on).
-        let from = if heads == 0 { 0 } else { 31 - heads.leading_zeros() };
-        let value = if lane >= from { carry.value } else { op.identity() };
+            // SAFETY: the whole warp is here (the loop's exits are warp-uniform).
+            let done = unsafe { raw::ballot_sync(FULL_MASK, published) };
+            // SAFETY: as above.
+            let heads = unsafe { raw::ballot_sync(FULL_MASK, published && carry.head()) };
+            // Lanes `run..32` are published.
+            let run = WARP_SIZE - done.leading_ones();
+            let heads_in_run = if run == WARP_SIZE { 0 } else { heads & (FULL_MASK << run) };
+            if heads_in_run != 0 {
+                break Some(31 - heads_in_run.leading_zeros());
+            }
+            if done == FULL_MASK {
+                break None;
+            }
+        };
+        // The segment started in the group's last chunk with a start (else in an earlier
+        // group, or, for bad offsets, before chunk 0: from the group's start on).
+        let value = if lane >= from.unwrap_or(0) { carry.value } else { op.identity() };
         // SAFETY: the whole warp is here.
         let scanned = unsafe { warp::inclusive_scan_full(value, op) };
         // SAFETY: as above.
         let total = unsafe { raw::shfl_idx_sync(FULL_MASK, scanned, WARP_SIZE - 1, WARP_SIZE) };
         after = op.combine(total, after);
-        if heads != 0 || group == 0 {
+        if from.is_some() || group == 0 {
             return after;
         }
         end = group * lanes;

@@ -16,9 +16,10 @@
 //! outside `offsets[..=segments]` is ever read.
 //!
 //! # Strategies
-//! Chosen by the host from the average segment length, or the thread strategy for the
-//! fixed form when it reads warp rows (or by the caller), each one generic
-//! implementation, fixed at compile time:
+//! Chosen by the host: for the fixed form from the segment length (the thread strategy
+//! when it reads warp rows), for offsets the balanced strategy or, for a long input, the
+//! scan strategy (or by the caller); each one generic implementation, fixed at compile
+//! time:
 //!
 //! | strategy | function | who reduces one segment |
 //! | --- | --- | --- |
@@ -28,6 +29,7 @@
 //! | block | [`block_per_segment`] | a whole block, combined with [`block::reduce`] |
 //! | balanced | [`balanced_batches`], then [`balanced_chunks`] | by the segment's own length: its lane (tiny), a tile of 4 (short), a warp (medium), or chunks of it spread over every block and folded by a ticket protocol (long) |
 //! | balanced, small input ([`is_small_input`]) | [`small_input_segments`] | a warp, or for a segment longer than [`small_input_block_elements`] a whole block, in one launch |
+//! | scan (offsets only; [`crate::scan::segmented`]) | [`reduce_segments`](crate::scan::segmented::reduce_segments) | nobody in particular: warps read chunks of the input in windows, whatever the lengths, a segmented warp scan carries partials across lanes and windows, a look-back across chunks, and each segment is written by the lane that holds its end |
 //!
 //! Workers take segments `w`, `w + workers`, `w + 2 workers`, ... (grid-stride), so any
 //! grid size covers any segment count. The balanced strategy is for offsets whose lengths

@@ -80,6 +80,7 @@ use crate::arch::{self, FULL_MASK, WARP_SIZE};
 use crate::atomic::{Atomic, Block, DeviceAtomicU32, DeviceAtomicU64, Relaxed};
 use crate::op::Operator;
 use crate::reduce::{grid, warp};
+use crate::scan::tile::Vector;
 use crate::shared::{self, SharedSlice};
 use crate::thread;
 use crate::warp as raw;
@@ -230,27 +231,12 @@ unsafe impl<T: Pod> Zeroable for Carry<T> {}
 // SAFETY: as above; `T: Pod` makes it `Copy + 'static`.
 unsafe impl<T: Pod> Pod for Carry<T> {}
 
-/// One 16-byte vector of a window.
-#[derive(Clone, Copy, Pod, Zeroable)]
-#[repr(C, align(16))]
-struct Vector([u32; 4]);
-
 /// A lane's part of a window: [`LANE_VECTORS`] vectors.
 type Lane = [Vector; LANE_VECTORS];
 
-/// Element `j` of `vectors` read as `T`s.
-#[inline(always)]
-fn element<T: Pod>(vectors: &[Vector], j: usize) -> T {
-    let size = size_of::<T>();
-    bytemuck::pod_read_unaligned(&bytemuck::cast_slice::<Vector, u8>(vectors)[j * size..(j + 1) * size])
-}
-
-/// Sets element `j` of `vectors` read as `T`s.
-#[inline(always)]
-fn set_element<T: Pod>(vectors: &mut [Vector], j: usize, value: T) {
-    let size = size_of::<T>();
-    bytemuck::cast_slice_mut::<Vector, u8>(vectors)[j * size..(j + 1) * size]
-        .copy_from_slice(bytemuck::bytes_of(&value));
+/// Elements of `T` in one vector.
+const fn vector_elements<T>() -> usize {
+    VECTOR_BYTES / size_of::<T>()
 }
 
 /// Where vector `k` of lane `lane` sits among a window's running values: rotated by the
@@ -327,7 +313,7 @@ impl<T: Pod> Input<T> {
     #[inline(always)]
     unsafe fn copy_window<Op: Operator<T>>(self, ring: SharedSlice<Vector>, slot: usize, base: u64, op: Op) {
         let lane = thread::lane_id() as usize;
-        let per_vector = (VECTOR_BYTES / size_of::<T>()) as u64;
+        let per_vector = vector_elements::<T>() as u64;
         for k in 0..LANE_VECTORS {
             let first = base + (lane * LANE_VECTORS + k) as u64 * per_vector;
             let to = slot * WINDOW_BYTES / VECTOR_BYTES + lane * LANE_VECTORS + k;
@@ -338,7 +324,7 @@ impl<T: Pod> Input<T> {
                 // aligned base and a multiple of 16 bytes), never written in the launch.
                 unsafe { copy_vector(ring.as_mut_ptr().add(to), self.input.add(first as usize).cast()) };
             } else {
-                let mut vector = [Vector([0; 4])];
+                let mut vector = Vector([0; 4]);
                 for j in 0..per_vector as usize {
                     let i = first + j as u64;
                     let value = if i < self.len {
@@ -347,10 +333,10 @@ impl<T: Pod> Input<T> {
                     } else {
                         op.identity()
                     };
-                    set_element(&mut vector, j, value);
+                    vector.set_element(j, value);
                 }
                 // SAFETY: in the ring (above), this lane's own slot.
-                unsafe { ring.write_unchecked(to, vector[0]) };
+                unsafe { ring.write_unchecked(to, vector) };
             }
         }
         arch::copy_async_commit();
@@ -638,9 +624,9 @@ unsafe fn fold_chunk<T: Pod, Op: Operator<T>>(
         }
         let mut acc = op.identity();
         for j in 0..per_lane {
-            let e = element::<T>(&run, j);
+            let e = run[j / vector_elements::<T>()].element::<T>(j % vector_elements::<T>());
             acc = if j == 0 || (mask >> j) & 1 != 0 { e } else { op.combine(acc, e) };
-            set_element(&mut run, j, acc);
+            run[j / vector_elements::<T>()].set_element(j % vector_elements::<T>(), acc);
         }
         // 3. The segmented warp scan of the lanes' last partials.
         // SAFETY: the whole warp is here.
@@ -690,7 +676,7 @@ unsafe fn fold_chunk<T: Pod, Op: Operator<T>>(
                     // Below `width`: base < segment_end <= base + width.
                     let last = (segment_end - 1 - base) as usize;
                     let (owner, within) = (last / per_lane, last % per_lane);
-                    let per_vector = VECTOR_BYTES / size_of::<T>();
+                    let per_vector = vector_elements::<T>();
                     let at = value_slot(owner as u32, within / per_vector) * per_vector + within % per_vector;
                     // SAFETY: at < 32 * per_lane, the window's elements (owner < 32, and
                     // value_slot permutes the lane's vectors); written before the barrier

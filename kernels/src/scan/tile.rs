@@ -97,19 +97,19 @@ const fn vectors_per_run<T, const ITEMS: usize>() -> usize {
 /// One 16-byte vector, aligned so that it moves with one `ld.v4`/`st.v4`.
 #[derive(Clone, Copy, Pod, Zeroable)]
 #[repr(C, align(16))]
-struct Vector([u32; 4]);
+pub(crate) struct Vector(pub(crate) [u32; 4]);
 
 impl Vector {
     /// Element `k` of the vector read as `T`s (`T`'s size divides 16).
     #[inline(always)]
-    fn element<T: Pod>(&self, k: usize) -> T {
+    pub(crate) fn element<T: Pod>(&self, k: usize) -> T {
         let size = size_of::<T>();
         bytemuck::pod_read_unaligned(&bytemuck::bytes_of(self)[k * size..(k + 1) * size])
     }
 
     /// Sets element `k` of the vector read as `T`s.
     #[inline(always)]
-    fn set_element<T: Pod>(&mut self, k: usize, value: T) {
+    pub(crate) fn set_element<T: Pod>(&mut self, k: usize, value: T) {
         let size = size_of::<T>();
         bytemuck::bytes_of_mut(self)[k * size..(k + 1) * size].copy_from_slice(bytemuck::bytes_of(&value));
     }

@@ -87,13 +87,28 @@ pub unsafe fn reduce_full<T: Pod, Op: Operator<T>>(value: T, op: Op) -> T {
 /// As for [`reduce_full`].
 #[inline(always)]
 pub unsafe fn inclusive_scan_full<T: Pod, Op: Operator<T>>(value: T, op: Op) -> T {
+    // SAFETY: forwarded from the caller.
+    unsafe { segmented_inclusive_scan_full(value, 0, op) }
+}
+
+/// Segmented inclusive scan over all 32 lanes with no presence check: lane `i` gets
+/// `combine` of lanes `start..=i`, where `start` (at most `i`) is the calling lane's
+/// segment start, the nearest lane at or below it that starts afresh (the same tree as
+/// [`inclusive_scan_full`], whose segment starts at lane 0, with the steps that would
+/// reach below `start` left out).
+///
+/// # Safety
+/// As for [`reduce_full`]; every lane's `start` is at most its lane index and is the
+/// `start` of every lane between it and the calling lane.
+#[inline(always)]
+pub unsafe fn segmented_inclusive_scan_full<T: Pod, Op: Operator<T>>(value: T, start: u32, op: Op) -> T {
     let lane = thread::lane_id();
     let mut acc = value;
     let mut distance = 1;
     while distance < WARP_SIZE {
         // SAFETY: as in `reduce_full`; lanes below `distance` get their own value back.
         let below = unsafe { raw::shfl_up_sync(FULL_MASK, acc, distance, WARP_SIZE) };
-        if lane >= distance {
+        if lane >= start + distance {
             acc = op.combine(below, acc);
         }
         distance *= 2;

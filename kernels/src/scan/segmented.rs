@@ -632,19 +632,13 @@ unsafe fn fold_chunk<T: Pod, Op: Operator<T>>(
         // SAFETY: the whole warp is here.
         let starting = unsafe { raw::ballot_sync(FULL_MASK, mask != 0) };
         any_head |= starting != 0;
-        let mut scanned = if lane == 0 && mask == 0 { op.combine(carry, acc) } else { acc };
+        let partial = if lane == 0 && mask == 0 { op.combine(carry, acc) } else { acc };
         // The nearest lane at or below this one that starts afresh (lane 0 always does:
         // the carry is already in it).
         let nearest = 31 - ((starting | 1) & (FULL_MASK >> (31 - lane))).leading_zeros();
-        let mut distance = 1;
-        while distance < WARP_SIZE {
-            // SAFETY: the whole warp is here.
-            let below = unsafe { raw::shfl_up_sync(FULL_MASK, scanned, distance, WARP_SIZE) };
-            if lane >= nearest + distance {
-                scanned = op.combine(below, scanned);
-            }
-            distance *= 2;
-        }
+        // SAFETY: the whole warp is here; `nearest` is the segment start of every lane
+        // from it to this one.
+        let scanned = unsafe { warp::segmented_inclusive_scan_full(partial, nearest, op) };
         // SAFETY: the whole warp is here.
         let below = unsafe { raw::shfl_up_sync(FULL_MASK, scanned, 1, WARP_SIZE) };
         // SAFETY: this lane's own slot; read by others after the barrier below, rewritten

@@ -131,17 +131,17 @@
 //! the call falls back to the fixed-length choice.
 //!
 //! [`SegmentStrategy::Scan`] (offsets only; `warpsafe::scan::segmented`) reads the input
-//! as a scan in windows of 256 `f32`s a warp, one launch: every warp takes chunks of 4 to
-//! 16 Ki `f32`s by a ticket, finds its first segment by a 32-way search over the offsets,
+//! as a scan in windows of 256 `f32`s a warp, one launch: every warp takes chunks of
+//! windows by a ticket (`warpsafe::scan::segmented::chunk_windows`: one wave of chunks
+//! up to 384 MiB of input, 16 Ki `f32`s each beyond), finds its first segment by a
+//! 32-way search over the offsets,
 //! and writes each segment that ends in its chunk; a segment that crosses chunks gets its
 //! earlier partials by a look-back over the chunks' published carries. Its scratch is
 //! epoch-tagged status words (one carry per chunk, grown with the input) and a
 //! self-resetting ticket counter, as the scan's: no clearing between calls. For the fixed
 //! form, or an element size that does not divide 16, the call takes the strategy `Auto`
-//! would. Measured on an H100 (2026-11-28, power-law mix of `f32`): 563.8 us at 2^28
-//! elements against the balanced strategy's 664.8 (0.74 of the read ceiling against
-//! 0.63), 323.5 against 351.4 at 2^27, but slower at 2^26 and 2^24 (206.6 against 193.9,
-//! 90.8 against 65.0 us), hence `Auto`'s threshold.
+//! would. Measured on an H100: faster than the balanced strategy on the power-law mix
+//! from 2^26 `f32`s on, slower below ([`SCAN_MIN_BYTES`]), hence `Auto`'s threshold.
 //!
 //! The default chunk size was measured on an H100 (`warpsafe::reduce::segmented::chunk_bytes`);
 //! the other constants are first-principles choices for it.

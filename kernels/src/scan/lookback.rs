@@ -221,28 +221,21 @@ unsafe impl<T: Pod> TileStatus<T> for TaggedStatus {
     }
 }
 
-/// Takes the calling block's next ticket (its tile number, when below the tile count)
-/// from the ticket counter and gives it to every thread of the block: `atom.inc` with
-/// limit `takes - 1` by thread 0, then a barrier. When the launch has taken `takes`
-/// tickets in all the counter is back at 0.
-///
-/// A launch of one block per tile takes `tiles` tickets, one a block; a launch whose
-/// blocks stay resident and take tiles until a ticket is past the last tile takes
-/// `tiles + blocks`.
+/// Takes the calling block's tile number from the ticket counter and gives it to every
+/// thread of the block: `atom.inc` with limit `tiles - 1` by thread 0, then a barrier.
 ///
 /// # Safety
-/// - Every thread of the block calls this together (it contains a block barrier), after
-///   every thread's last read of the previous ticket, and the launch's blocks take
-///   exactly `takes` tickets in all, `1 <= takes <= 2^32`.
+/// - Every thread of the block calls this once, first thing (it contains a block barrier),
+///   and the launch has exactly `tiles` blocks, `1 <= tiles <= 2^32`.
 /// - `counter` is a valid, 4-byte aligned global `u32` holding 0 when the launch starts,
 ///   used by no other launch while this one runs.
 /// - `ticket` is one element of block-shared memory nothing else uses during the launch.
 #[inline(always)]
-pub unsafe fn take_tile(counter: *mut u32, takes: u64, ticket: SharedSlice<u32>) -> u64 {
+pub unsafe fn take_tile(counter: *mut u32, tiles: u64, ticket: SharedSlice<u32>) -> u64 {
     if thread::linear_thread_idx() == 0 {
         // SAFETY: the counter is valid and accessed only atomically by this GPU (contract).
         let counter = unsafe { DeviceAtomicU32::from_ptr(counter) };
-        let tile = counter.fetch_inc((takes - 1) as u32, Relaxed);
+        let tile = counter.fetch_inc((tiles - 1) as u32, Relaxed);
         // SAFETY: thread 0 alone writes it; the others read it after the barrier.
         unsafe { ticket.write(0, tile) };
     }

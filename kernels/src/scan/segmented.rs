@@ -80,7 +80,7 @@ use crate::arch::{self, FULL_MASK, WARP_SIZE};
 use crate::atomic::{Atomic, Block, DeviceAtomicU32, DeviceAtomicU64, Relaxed};
 use crate::op::Operator;
 use crate::reduce::{grid, warp};
-use crate::scan::tile::Vector;
+use crate::scan::tile::{vector_elements, Vector, VECTOR_BYTES};
 use crate::shared::{self, SharedSlice};
 use crate::thread;
 use crate::warp as raw;
@@ -105,8 +105,6 @@ pub const LANE_VECTORS: usize = 2;
 /// `bench/results/2026-11-28-h100/segmented-scan-3-blocks.txt`. (The CUDA C++ probe kept
 /// 5 blocks in 48 registers without spills.)
 pub const BLOCKS_PER_SM: u32 = 3;
-
-const VECTOR_BYTES: usize = 16;
 
 /// Windows in a warp's ring in shared memory: the one folded and the next one in flight
 /// (deeper rings left less L1 for the offsets and ran slower in the probe).
@@ -233,11 +231,6 @@ unsafe impl<T: Pod> Pod for Carry<T> {}
 
 /// A lane's part of a window: [`LANE_VECTORS`] vectors.
 type Lane = [Vector; LANE_VECTORS];
-
-/// Elements of `T` in one vector.
-const fn vector_elements<T>() -> usize {
-    VECTOR_BYTES / size_of::<T>()
-}
 
 /// Where vector `k` of lane `lane` sits among a window's running values: rotated by the
 /// lane's place among the 4 lanes of a 128-byte phase, so that the 8 lanes of a phase of

@@ -42,7 +42,12 @@ use crate::thread;
 use crate::warp as raw;
 
 /// The width of one vector access.
-const VECTOR_BYTES: usize = 16;
+pub(crate) const VECTOR_BYTES: usize = 16;
+
+/// Elements of `T` in one [`Vector`] (`T`'s size divides 16).
+pub(crate) const fn vector_elements<T>() -> usize {
+    VECTOR_BYTES / size_of::<T>()
+}
 
 /// The most vectors a run may hold (256 bytes).
 const MAX_VECTORS_PER_RUN: usize = 16;
@@ -177,7 +182,7 @@ impl<T: Pod> Stage<T> {
         let vectors = vectors_per_run::<T, ITEMS>();
         // (The run's first element, the place in the run.)
         let (first, within) = if vectors > 0 {
-            let per_vector = (VECTOR_BYTES / size_of::<T>()) as u32;
+            let per_vector = vector_elements::<T>() as u32;
             let (run, within) = (e / ITEMS as u32, e % ITEMS as u32);
             // Vector `within / per_vector` of the run is at `(within / per_vector) ^
             // rotation`; both powers of two, so that is `within ^ rotation * per_vector`
@@ -229,7 +234,6 @@ impl<T: Pod> Stage<T> {
     #[inline(always)]
     unsafe fn access_run<const ITEMS: usize, const WRITE: bool>(&self, mut update: impl FnMut(T) -> T) {
         let lane = thread::lane_id();
-        let size = size_of::<T>();
         let vectors = vectors_per_run::<T, ITEMS>();
         if vectors > 0 {
             for k in 0..vectors {
@@ -237,7 +241,7 @@ impl<T: Pod> Stage<T> {
                 // SAFETY: the lane's own slot, in bounds (32 runs of `vectors` vectors);
                 // ordered after its writer by the caller's warp barrier.
                 let mut vector = unsafe { self.vectors.read_unchecked(slot) };
-                for i in 0..VECTOR_BYTES / size {
+                for i in 0..vector_elements::<T>() {
                     let new = update(vector.element(i));
                     if WRITE {
                         vector.set_element(i, new);
@@ -288,11 +292,10 @@ pub unsafe fn load<T: Pod, const ITEMS: usize>(
     stage: Stage<T>,
 ) {
     let lane = thread::lane_id() as usize;
-    let size = size_of::<T>();
     let vectors = vectors_per_run::<T, ITEMS>();
     let whole = first + (WARP_SIZE as usize * ITEMS) as u64 <= len;
     if vectors > 0 {
-        let per_vector = VECTOR_BYTES / size;
+        let per_vector = vector_elements::<T>();
         let aligned = (data as usize).is_multiple_of(VECTOR_BYTES);
         let slot = |g: usize| vector_slot(vectors, (g / vectors) as u32, g % vectors);
         // Vector g lies wholly inside `data[..len]` (always, in a whole segment).
@@ -417,8 +420,7 @@ pub unsafe fn store<T: Pod, const ITEMS: usize>(data: *mut T, first: u64, len: u
     unsafe { raw::sync_warp(FULL_MASK) };
     let vectors = vectors_per_run::<T, ITEMS>();
     if vectors > 0 {
-        let size = size_of::<T>();
-        let per_vector = VECTOR_BYTES / size;
+        let per_vector = vector_elements::<T>();
         let whole = first + (WARP_SIZE as usize * ITEMS) as u64 <= len;
         let aligned = (data as usize).is_multiple_of(VECTOR_BYTES);
         // Vector g lies wholly inside `data[..len]` (always, in a whole segment).

@@ -438,7 +438,8 @@ pub unsafe fn store_global_16(ptr: *mut [u32; 4], value: [u32; 4]) {
 /// # Safety
 /// `dst` is the executing block's shared memory and `src` global memory, both 16-byte
 /// aligned and valid for 16 bytes; nothing accesses `dst`, and nothing writes `src`, until
-/// the thread's next [`copy_async_wait_all`] or covering [`copy_async_wait_group`] (and, for other threads, a barrier after it).
+/// the thread's next [`copy_async_wait_all`] or covering [`copy_async_wait_group`] (and,
+/// for other threads, a barrier after it).
 #[inline]
 #[track_caller]
 pub unsafe fn copy_async_16(dst: *mut [u32; 4], src: *const [u32; 4]) {

@@ -601,7 +601,8 @@ pub unsafe fn store_global_16(ptr: *mut [u32; 4], value: [u32; 4]) {
 /// copy of 16 bytes from global to shared memory that passes through no register (and
 /// caches at L2 only, `.cg`), after `cvta.to.global` of `src` and `cvta.to.shared` of
 /// `dst` (a 32-bit shared-window address). The copy is performed at some point before
-/// the thread's next [`copy_async_wait_all`] (or the [`copy_async_wait_group`] that leaves its group no longer pending) completes; until then neither address may be
+/// the thread's next [`copy_async_wait_all`] (or the [`copy_async_wait_group`] that leaves
+/// its group no longer pending) completes; until then neither address may be
 /// accessed by anyone, and other threads see the bytes only after that wait followed by a
 /// barrier that orders them (`bar.warp.sync` for the warp, `barrier.sync` for the block).
 ///
@@ -609,8 +610,8 @@ pub unsafe fn store_global_16(ptr: *mut [u32; 4], value: [u32; 4]) {
 /// - `dst` is a generic address of the executing block's shared memory and `src` one of
 ///   global memory, both 16-byte aligned, valid for 16 bytes.
 /// - Nothing reads or writes `dst`, and nothing writes `src`, from this call until the
-///   thread's next [`copy_async_wait_all`] or covering [`copy_async_wait_group`] has completed (and, for other threads, a barrier
-///   after it).
+///   thread's next [`copy_async_wait_all`] or covering [`copy_async_wait_group`] has
+///   completed (and, for other threads, a barrier after it).
 #[cfg(target_feature = "sm_80")]
 #[inline(always)]
 pub unsafe fn copy_async_16(dst: *mut [u32; 4], src: *const [u32; 4]) {

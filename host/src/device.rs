@@ -177,6 +177,30 @@ impl Device {
         }
     }
 
+    /// The most shared memory, static and dynamic together, one block may have: the GPU's
+    /// opt-in limit (`MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`: 96 KiB on sm_70, 64 KiB on sm_75,
+    /// 163 KiB on sm_80, 99 KiB on sm_86 and sm_89, 227 KiB on sm_90), or on the emulator
+    /// an sm_90's 227 KiB. A launch may ask for more than 48 KiB of dynamic shared memory:
+    /// on a GPU warpsafe opts the kernel in (`MAX_DYNAMIC_SHARED_SIZE_BYTES`) before it
+    /// launches it; a launch over this limit (less the kernel's static shared memory) is
+    /// refused with [`Error::InvalidLaunch`] on both backends.
+    pub fn shared_bytes_per_block(&self) -> u32 {
+        match &self.inner {
+            Inner::Gpu(gpu) => gpu.context().shared_bytes_per_block(),
+            Inner::Emulator(_) => warpsafe::kernel::MAX_DYNAMIC_SHARED_BYTES,
+        }
+    }
+
+    /// Shared memory of one multiprocessor, which its resident blocks share: the GPU's
+    /// (`MAX_SHARED_MEMORY_PER_MULTIPROCESSOR`: 228 KiB on sm_90, 164 KiB on sm_80, 96 KiB
+    /// on sm_70), or on the emulator an sm_90's 228 KiB.
+    pub fn shared_bytes_per_multiprocessor(&self) -> u32 {
+        match &self.inner {
+            Inner::Gpu(gpu) => gpu.context().shared_bytes_per_multiprocessor(),
+            Inner::Emulator(_) => emulator::SHARED_BYTES_PER_MULTIPROCESSOR,
+        }
+    }
+
     /// Whether [`Device::launch_cooperative`] works here (every sm_70+ GPU under a
     /// driver that allows it, and the emulator).
     pub fn supports_cooperative_launch(&self) -> bool {

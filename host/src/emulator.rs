@@ -19,7 +19,7 @@ const THREADS_PER_MULTIPROCESSOR: u32 = 2048;
 const BLOCKS_PER_MULTIPROCESSOR: u32 = 32;
 
 /// Shared memory of one emulated multiprocessor, in bytes (an sm_90 SM's 228 KiB).
-const SHARED_BYTES_PER_MULTIPROCESSOR: u32 = 228 * 1024;
+pub(crate) const SHARED_BYTES_PER_MULTIPROCESSOR: u32 = 228 * 1024;
 
 /// The emulator as a device: the options every launch runs with, and an identity: each
 /// emulated device has its own memory, as GPUs do, so a buffer of one is refused by

@@ -62,6 +62,14 @@ impl GpuContext {
         match self.0 {}
     }
 
+    pub(crate) fn shared_bytes_per_block(&self) -> u32 {
+        match self.0 {}
+    }
+
+    pub(crate) fn shared_bytes_per_multiprocessor(&self) -> u32 {
+        match self.0 {}
+    }
+
     pub(crate) fn alloc_zeroed(&self, _bytes: usize) -> Result<u64, Error> {
         match self.0 {}
     }

@@ -115,6 +115,13 @@ fn strided_max_keeps_each_threads_maximum_in_shared_memory() {
                 .map(|r| per_thread[r.clone()].iter().copied().fold(f32::NEG_INFINITY, f32::max))
                 .collect();
             assert_eq!(warp_max.download().unwrap(), expected, "{device:?}, n = {n}");
+            // The same launch with 64 KiB of dynamic shared memory, which the kernel does not
+            // use: more than the 48 KiB a GPU launch gets unless the kernel opts in, which
+            // the launch path does (the driver refused this launch before it did).
+            let mut again = device.upload(&vec![f32::NAN; threads]).unwrap();
+            let opted_in = LaunchConfig { shared_mem_bytes: 64 * 1024, ..config };
+            device.launch(&strided_max, opted_in, (&input, &mut again, &mut warp_max)).unwrap();
+            assert_eq!(again.download().unwrap(), per_thread, "{device:?}, n = {n}, 64 KiB");
         }
     }
 }
@@ -194,6 +201,11 @@ fn bad_launches_are_typed_errors_before_anything_runs() {
             LaunchConfig::linear(1, 2048),
             LaunchConfig { grid: (1, 70000, 1), block: (32, 1, 1), shared_mem_bytes: 0 },
             LaunchConfig { grid: (1, 1, 1), block: (32, 1, 65), shared_mem_bytes: 0 },
+            // More shared memory than the device gives a block.
+            LaunchConfig {
+                shared_mem_bytes: device.shared_bytes_per_block() + 1,
+                ..LaunchConfig::linear(1, 64)
+            },
         ] {
             let err = device.launch(&scale, config, (&mut data, 2.0f32, &mut totals)).unwrap_err();
             assert!(

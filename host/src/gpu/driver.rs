@@ -95,6 +95,42 @@ pub(crate) unsafe fn launch(
     check(status)
 }
 
+/// Dynamic shared memory every launch may ask for without its kernel opting in to more
+/// (48 KiB on every GPU since sm_70; the driver refuses a launch over it otherwise).
+pub(crate) const SHARED_WITHOUT_OPT_IN: u32 = 48 * 1024;
+
+/// `cuFuncGetAttribute`: one attribute of `function`.
+///
+/// # Safety
+/// The function's context is current.
+pub(crate) unsafe fn function_attribute(
+    function: cuda::CUfunction,
+    attribute: cuda::CUfunction_attribute,
+) -> Result<u32, CudaError> {
+    let mut value = 0;
+    // SAFETY: `value` is a valid out-pointer; the function handle is live (caller).
+    check(unsafe { cuda::cuFuncGetAttribute(&mut value, attribute, function) })?;
+    Ok(value.max(0) as u32)
+}
+
+/// `cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)`: launches of `function` may ask
+/// for up to `bytes` of dynamic shared memory (the driver refuses more than the device's
+/// opt-in limit less the function's static shared memory).
+///
+/// # Safety
+/// The function's context is current.
+pub(crate) unsafe fn set_max_dynamic_shared(function: cuda::CUfunction, bytes: u32) -> Result<(), CudaError> {
+    let bytes = i32::try_from(bytes).map_err(|_| CudaError::InvalidValue)?;
+    // SAFETY: the function handle is live (caller); the attribute takes a byte count.
+    check(unsafe {
+        cuda::cuFuncSetAttribute(
+            function,
+            cuda::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            bytes,
+        )
+    })
+}
+
 /// `cuOccupancyMaxActiveBlocksPerMultiprocessor`: how many blocks of `block_threads`
 /// threads and `dynamic_shared_bytes` of dynamic shared memory one SM holds at once.
 ///

@@ -11,7 +11,7 @@ mod driver;
 
 use std::borrow::Cow;
 use std::ffi::c_void;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use cust::context::{Context, CurrentContext};
@@ -41,6 +41,15 @@ pub(crate) struct GpuContext {
     ptx_arch: u32,
     multiprocessors: u32,
     cooperative_launch: bool,
+    /// `MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`: the most shared memory (static and dynamic) a
+    /// block may have once its kernel opts in.
+    shared_bytes_per_block: u32,
+    /// `MAX_SHARED_MEMORY_PER_MULTIPROCESSOR`.
+    shared_bytes_per_multiprocessor: u32,
+    /// Held while a function's dynamic shared memory limit is read and raised
+    /// ([`GpuContext::fit_dynamic_shared`]), so that two threads cannot lower it under each
+    /// other.
+    shared_limits: Mutex<()>,
 }
 
 impl GpuContext {
@@ -62,8 +71,58 @@ impl GpuContext {
         self.multiprocessors
     }
 
+    pub(crate) fn shared_bytes_per_block(&self) -> u32 {
+        self.shared_bytes_per_block
+    }
+
+    pub(crate) fn shared_bytes_per_multiprocessor(&self) -> u32 {
+        self.shared_bytes_per_multiprocessor
+    }
+
     pub(crate) fn supports_cooperative_launch(&self) -> bool {
         self.cooperative_launch
+    }
+
+    /// Makes `function` launchable with `bytes` of dynamic shared memory. Up to 48 KiB every
+    /// launch may have; above it the kernel must opt in (`MAX_DYNAMIC_SHARED_SIZE_BYTES`,
+    /// raised here when it is lower, never lowered), up to the device's limit per block
+    /// less the function's static shared memory. `Ok(Some(problem))` when the device
+    /// cannot give the function that much (the launch would fail), saying why.
+    ///
+    /// This context must be current.
+    fn fit_dynamic_shared(&self, function: RawFunction, bytes: u32) -> Result<Option<String>, Error> {
+        if bytes <= driver::SHARED_WITHOUT_OPT_IN {
+            return Ok(None);
+        }
+        let attribute = |a, what: &str| {
+            // SAFETY: the function belongs to this context, which is current (caller).
+            unsafe { driver::function_attribute(function, a) }
+                .map_err(Error::driver(format!("reading {what}")))
+        };
+        let static_bytes = attribute(
+            cuda::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+            "a kernel's static shared memory",
+        )?;
+        let most = self.shared_bytes_per_block.saturating_sub(static_bytes);
+        if bytes > most {
+            return Ok(Some(format!(
+                "{bytes} bytes of dynamic shared memory per block: {} gives a block at most {} bytes of \
+                 shared memory, and this kernel has {static_bytes} of its own, so at most {most}",
+                self.name, self.shared_bytes_per_block
+            )));
+        }
+        // A poisoned lock guards nothing of its own: the limit lives in the driver.
+        let _held = self.shared_limits.lock().unwrap_or_else(PoisonError::into_inner);
+        let allowed = attribute(
+            cuda::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            "a kernel's dynamic shared memory limit",
+        )?;
+        if allowed < bytes {
+            // SAFETY: as above.
+            unsafe { driver::set_max_dynamic_shared(function, bytes) }
+                .map_err(Error::driver("raising a kernel's dynamic shared memory limit"))?;
+        }
+        Ok(None)
     }
 }
 
@@ -150,12 +209,23 @@ impl Gpu {
         let major = attribute(DeviceAttribute::ComputeCapabilityMajor, "compute capability")?;
         let minor = attribute(DeviceAttribute::ComputeCapabilityMinor, "compute capability")?;
         let multiprocessors = attribute(DeviceAttribute::MultiprocessorCount, "multiprocessor count")?;
-        let cooperative_launch = driver::device_attribute(
-            device.as_raw(),
+        let raw_attribute = |a, what: &str| -> Result<u32, Error> {
+            driver::device_attribute(device.as_raw(), a)
+                .map(|v| v.max(0) as u32)
+                .map_err(Error::driver(format!("reading the {what}")))
+        };
+        let cooperative_launch = raw_attribute(
             cuda::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH,
-        )
-        .map_err(Error::driver("reading the cooperative-launch attribute"))?
-            != 0;
+            "cooperative-launch attribute",
+        )? != 0;
+        let shared_bytes_per_block = raw_attribute(
+            cuda::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            "shared memory per block",
+        )?;
+        let shared_bytes_per_multiprocessor = raw_attribute(
+            cuda::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+            "shared memory per multiprocessor",
+        )?;
         let ptx_arch = ptx::ENTRY
             .ptx_for(major, minor)
             .map(|(sm, _)| sm)
@@ -176,6 +246,9 @@ impl Gpu {
             ptx_arch,
             multiprocessors,
             cooperative_launch,
+            shared_bytes_per_block,
+            shared_bytes_per_multiprocessor,
+            shared_limits: Mutex::new(()),
         });
         context.make_current()?;
         let stream = Arc::new(Stream::gpu(&context)?);
@@ -263,6 +336,9 @@ impl Gpu {
         let raw = function.gpu_handle(&self.context)?;
         let stream = stream.gpu_handle(&self.context)?;
         self.context.make_current()?;
+        if let Some(problem) = self.context.fit_dynamic_shared(raw, config.shared_mem_bytes)? {
+            return Err(Error::InvalidLaunch { kernel: function.name().to_string(), problem });
+        }
         let shape = driver::RawLaunch {
             grid: config.grid,
             block: config.block,
@@ -286,6 +362,9 @@ impl Gpu {
             return Ok(0);
         }
         self.context.make_current()?;
+        if self.context.fit_dynamic_shared(raw, dynamic_shared_bytes)?.is_some() {
+            return Ok(0);
+        }
         // SAFETY: the function belongs to this context, which is current.
         unsafe { driver::max_active_blocks(raw, block_threads, dynamic_shared_bytes) }
             .map_err(Error::driver(format!("computing the occupancy of {}", function.name())))

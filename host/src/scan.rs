@@ -32,11 +32,16 @@
 //! pub unsafe trait Scan<T: Pod>: Operator<T> + Default { fn kernel() -> ScanKernel; }
 //! pub unsafe trait Selection<T: Pod>: Predicate<T> + Pod { fn kernel() -> SelectKernel; }
 //! pub struct ScanOptions { pub block_threads: u32 }
-//! impl ScanOptions { pub fn scan() -> Self; /* 128 threads */ pub fn select() -> Self; /* 128 */ }
+//! impl ScanOptions {
+//!     pub fn scan() -> Self; /* 128 threads */ pub fn select() -> Self; /* 128 */
+//!     pub fn scan_for<T: Pod>(device: &Device, len: usize) -> Self; /* the default: by length and device */
+//!     pub fn select_for<T: Pod>(device: &Device, len: usize) -> Self;
+//! }
 //! impl<T: Pod, O: Scan<T>> Scanner<T, O> {
 //!     pub fn new(device: &Device) -> Result<Self, Error>;
 //!     pub fn with_options(device: &Device, options: ScanOptions) -> Result<Self, Error>;
-//!     pub fn tile_len(&self) -> usize;
+//!     pub fn options_for(&self, len: usize) -> ScanOptions;
+//!     pub fn tile_len(&self, len: usize) -> usize;
 //!     pub fn inclusive(&mut self, input: &DeviceBuffer<T>, output: &mut DeviceBuffer<T>) -> Result<(), Error>;
 //!     pub fn exclusive(&mut self, input: &DeviceBuffer<T>, output: &mut DeviceBuffer<T>) -> Result<(), Error>;
 //!     pub fn inclusive_in_place(&mut self, data: &mut DeviceBuffer<T>) -> Result<(), Error>;
@@ -47,6 +52,8 @@
 //! impl<T: Pod, P: Selection<T>> Selector<T, P> {
 //!     pub fn new(device: &Device, predicate: P) -> Result<Self, Error>;
 //!     pub fn with_options(device: &Device, predicate: P, options: ScanOptions) -> Result<Self, Error>;
+//!     pub fn options_for(&self, len: usize) -> ScanOptions;
+//!     pub fn tile_len(&self, len: usize) -> usize;
 //!     pub fn predicate(&self) -> P;
 //!     pub fn set_predicate(&mut self, predicate: P);
 //!     pub fn select(&mut self, input: &DeviceBuffer<T>, output: &mut DeviceBuffer<T>) -> Result<u64, Error>;
@@ -59,8 +66,10 @@
 //! ```
 //!
 //! # What each call does
-//! One launch of one block per tile (128 threads, each with a run of 256 bytes, at most
-//! 64 elements in a selection: 8192 `f32`s) of the kernels in `warpsafe::scan`: every block
+//! One launch of one block per tile (by default 128 threads, each with a run of 256 bytes,
+//! at most 64 elements in a selection: 8192 `f32`s; 256 threads for large inputs on GPUs
+//! with an sm_90's shared memory, and on the emulator: [`ScanOptions::scan_for`]) of the
+//! kernels in `warpsafe::scan`: every block
 //! loads its tile once, publishes the tile's aggregate, finds its prefix by decoupled
 //! look-back over the earlier tiles' status words, and writes its tile once. There is no
 //! initialisation launch: status words carry the launch's epoch, so words of earlier launches read as
@@ -71,10 +80,13 @@
 //! # Results
 //! - Scans: element `i` of an inclusive scan is `input[0] ⊕ ... ⊕ input[i]`, of an
 //!   exclusive scan `input[0] ⊕ ... ⊕ input[i - 1]` (the identity for `i = 0`). Operators
-//!   need not commute. Float results are the same bits on every run and device: the tile
-//!   length depends on the type only, and every prefix is combined in one fixed order
-//!   (`warpsafe::scan::lookback`), whichever tiles happen to finish first. The order is
-//!   not left to right, so floats may differ from a sequential loop in the last bits.
+//!   need not commute. Float results are the same bits on every run: the tile length
+//!   depends on the type and the options only, and every prefix is combined in one fixed
+//!   order (`warpsafe::scan::lookback`), whichever tiles happen to finish first. With the
+//!   same options they are the same bits on every device too; the default options depend
+//!   on the input's length and the device's shared memory ([`ScanOptions::scan_for`]), so
+//!   pass [`ScanOptions::scan`] where two GPU generations must agree. The order is not left to
+//!   right, so floats may differ from a sequential loop in the last bits.
 //! - Selections: the kept elements in input order at the front of `output`, the count
 //!   returned as a `u64`. Partitions: kept elements as for select, then the rejected ones
 //!   at the end of `output` in reverse input order; the output is a permutation of the
@@ -87,7 +99,8 @@
 //! - [`Error::OutputTooSmall`]: a selection kept more than its output holds; the first
 //!   `output.len()` kept elements were written, nothing beyond.
 //! - [`Error::InputTooLarge`]: more than 2^32 tiles (2^44 `f32`s).
-//! - [`Error::Unsupported`]: a buffer or stream of another device.
+//! - [`Error::Unsupported`]: a buffer or stream of another device; options whose tile does
+//!   not fit the shared memory the device gives a block.
 //! - An operator for another element type does not compile (`Scanner<f32, O>` needs
 //!   `O: Scan<f32>`), nor does a predicate for another type.
 //!
@@ -125,55 +138,101 @@ pub enum SelectForm {
     Partition,
 }
 
-/// Dynamic shared memory a kernel gets without opting in to more (48 KiB on every GPU
-/// since sm_70); a scan's or selection's tile staging must fit in it.
-const SHARED_WITHOUT_OPT_IN: usize = 48 * 1024;
-
 /// Launch settings of a [`Scanner`] or [`Selector`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScanOptions {
-    /// Threads per block: a multiple of 32 from 32 to 512 whose tile fits 48 KiB of shared
-    /// memory (a scan's runs are 256 bytes, so at most 160 threads; so are a selection's
-    /// for elements of 4 bytes or more, which hold at most 64 elements: 128 bytes of
-    /// `u16`, at most 352 threads). With the element type it fixes the tile length,
-    /// and so the order in which floats are combined: results are bit-identical between
-    /// runs with the same options.
+    /// Threads per block: a multiple of 32 from 32 to 512 whose tile fits the shared
+    /// memory the device gives a block ([`Device::shared_bytes_per_block`]; a scan's runs
+    /// are 256 bytes, so 128 threads take 32 KiB, 256 threads 64 KiB). With the element
+    /// type it fixes the tile length, and so the order in which floats are combined:
+    /// results are bit-identical between runs with the same options, on every device.
     pub block_threads: u32,
 }
 
 impl ScanOptions {
-    /// What [`Scanner::new`] uses: 128 threads per block (why:
-    /// `warpsafe::scan::device::BLOCK_THREADS`).
+    /// 128 threads per block: tiles of 32 KiB, which every supported GPU holds without
+    /// opting in to more shared memory (why 128: `warpsafe::scan::device::BLOCK_THREADS`).
+    /// Float results with these options are the same bits on every device.
     pub fn scan() -> ScanOptions {
         ScanOptions { block_threads: kernel_scan::BLOCK_THREADS }
     }
 
-    /// What [`Selector::new`] uses: 128 threads per block, as a scan (why:
+    /// 128 threads per block, as [`ScanOptions::scan`] (why:
     /// `warpsafe::scan::select::BLOCK_THREADS`).
     pub fn select() -> ScanOptions {
         ScanOptions { block_threads: kernel_select::BLOCK_THREADS }
     }
 
+    /// What a [`Scanner::new`] scanner uses for a call over `len` elements of `T` on
+    /// `device`: large tiles (`warpsafe::scan::device::LARGE_BLOCK_THREADS` = 256 threads,
+    /// 64 KiB) for inputs of at least `warpsafe::scan::device::large_tiles_from_bytes`
+    /// (128 MiB of 8-byte or larger elements, 256 MiB of smaller ones) where a
+    /// multiprocessor holds three such tiles (an sm_90 GPU, and the emulator, which
+    /// models one); otherwise [`ScanOptions::scan`]. The tile, and with it the bits of a
+    /// float sum, thus depends on the input's length and the GPU generation; pass
+    /// [`ScanOptions::scan`] to [`Scanner::with_options`] for the same bits everywhere.
+    pub fn scan_for<T: Pod>(device: &Device, len: usize) -> ScanOptions {
+        let large = ScanOptions { block_threads: kernel_scan::LARGE_BLOCK_THREADS };
+        let bytes = len.saturating_mul(size_of::<T>());
+        if bytes >= kernel_scan::large_tiles_from_bytes::<T>()
+            && holds_three(device, kernel_scan::shared_bytes::<T>(large.block_threads))
+        {
+            large
+        } else {
+            ScanOptions::scan()
+        }
+    }
+
+    /// What a [`Selector::new`] selector uses for a call over `len` elements of `T` on
+    /// `device`: large tiles (`warpsafe::scan::select::LARGE_BLOCK_THREADS` = 256 threads,
+    /// 64 KiB) for inputs of at least 16 MiB of 4-byte or larger elements
+    /// (`warpsafe::scan::select::large_tiles_from_bytes`) where a multiprocessor holds
+    /// three such tiles (as [`ScanOptions::scan_for`]); otherwise [`ScanOptions::select`].
+    /// Which elements are kept, and their order, do not depend on the tile.
+    pub fn select_for<T: Pod>(device: &Device, len: usize) -> ScanOptions {
+        let large = ScanOptions { block_threads: kernel_select::LARGE_BLOCK_THREADS };
+        let bytes = len.saturating_mul(size_of::<T>());
+        match kernel_select::large_tiles_from_bytes::<T>() {
+            Some(from)
+                if bytes >= from
+                    && holds_three(device, kernel_select::shared_bytes::<T>(large.block_threads)) =>
+            {
+                large
+            }
+            _ => ScanOptions::select(),
+        }
+    }
+
     /// Refuses a block size the kernels cannot run with: not a multiple of 32 from 32 to
-    /// 512, or a tile staging (`shared_bytes` with this block size) over 48 KiB.
-    fn check(self, shared_bytes: impl Fn(u32) -> usize) -> Result<ScanOptions, Error> {
+    /// 512, or a tile staging (`shared_bytes` with this block size) over `limit`, the
+    /// shared memory the device gives a block.
+    fn check(self, shared_bytes: impl Fn(u32) -> usize, limit: usize) -> Result<ScanOptions, Error> {
         let threads = self.block_threads;
         if !threads.is_multiple_of(32) || !(32..=512).contains(&threads) {
             return Err(Error::unsupported(format!(
                 "{threads} threads per block for a scan or selection: a multiple of 32 from 32 to 512"
             )));
         }
-        if shared_bytes(threads) > SHARED_WITHOUT_OPT_IN {
-            let most = (32..=threads).step_by(32).filter(|&t| shared_bytes(t) <= SHARED_WITHOUT_OPT_IN).max();
+        if shared_bytes(threads) > limit {
+            let most = (32..=threads).step_by(32).filter(|&t| shared_bytes(t) <= limit).max();
             return Err(Error::unsupported(format!(
                 "{threads} threads per block for a scan or selection of this element type: its tile takes {} bytes \
-                 of shared memory, more than 48 KiB; at most {} threads",
+                 of shared memory, more than the {limit} this device gives a block; at most {} threads",
                 shared_bytes(threads),
                 most.unwrap_or(0)
             )));
         }
         Ok(self)
     }
+}
+
+/// Whether `device` gives a block `tile_bytes` of shared memory and a multiprocessor holds
+/// three such blocks (the driver keeps 1 KiB of shared memory per resident block): the
+/// condition for large tiles, under which the benchmarks measured them faster (three
+/// blocks of 64 KiB stage as much as six of 32 KiB, with half the look-backs per byte).
+fn holds_three(device: &Device, tile_bytes: usize) -> bool {
+    tile_bytes <= device.shared_bytes_per_block() as usize
+        && 3 * (tile_bytes + 1024) <= device.shared_bytes_per_multiprocessor() as usize
 }
 
 /// A scan kernel, as `warpsafe::scan_kernels!` declares it, and its program.
@@ -308,7 +367,9 @@ fn check_device(device: &Device, operation: &str, on_device: bool) -> Result<(),
 /// Scans device arrays of `T` with operator `O` (module docs).
 pub struct Scanner<T: Pod, O: Scan<T>> {
     function: Function,
-    options: ScanOptions,
+    /// The options of every call, or `None`: [`ScanOptions::scan_for`] picks them for each
+    /// call's length.
+    options: Option<ScanOptions>,
     scratch: LookBackScratch,
     /// The stream of the waiting calls.
     stream: Stream,
@@ -326,13 +387,14 @@ impl<T: Pod, O: Scan<T>> std::fmt::Debug for Scanner<T, O> {
 }
 
 impl<T: Pod, O: Scan<T>> Scanner<T, O> {
-    /// Loads the kernel and allocates the scratch, with the default options.
+    /// Loads the kernel and allocates the scratch; each call takes the options
+    /// [`ScanOptions::scan_for`] picks for its length.
     ///
     /// # Errors
     /// Loading the kernel ([`Error::ModuleLoad`], [`Error::NoPtxForDevice`], ...) or
     /// allocating ([`Error::Alloc`]).
     pub fn new(device: &Device) -> Result<Self, Error> {
-        Self::with_options(device, ScanOptions::scan())
+        Self::create(device, None)
     }
 
     /// As [`Scanner::new`], with `options`.
@@ -341,7 +403,12 @@ impl<T: Pod, O: Scan<T>> Scanner<T, O> {
     /// As for [`Scanner::new`]; [`Error::Unsupported`] for a block size the kernel cannot
     /// run with.
     pub fn with_options(device: &Device, options: ScanOptions) -> Result<Self, Error> {
-        let options = options.check(kernel_scan::shared_bytes::<T>)?;
+        let options =
+            options.check(kernel_scan::shared_bytes::<T>, device.shared_bytes_per_block() as usize)?;
+        Self::create(device, Some(options))
+    }
+
+    fn create(device: &Device, options: Option<ScanOptions>) -> Result<Self, Error> {
         let kernel = O::kernel();
         let function = device.load(&kernel.program)?.untyped_kernel(kernel.scan)?;
         Ok(Scanner {
@@ -353,9 +420,15 @@ impl<T: Pod, O: Scan<T>> Scanner<T, O> {
         })
     }
 
-    /// Elements per tile (per block of the launch).
-    pub fn tile_len(&self) -> usize {
-        kernel_scan::tile_elements::<T>(self.options.block_threads) as usize
+    /// The options of a call over `len` elements: those given to
+    /// [`Scanner::with_options`], or [`ScanOptions::scan_for`]'s.
+    pub fn options_for(&self, len: usize) -> ScanOptions {
+        self.options.unwrap_or_else(|| ScanOptions::scan_for::<T>(&self.scratch.device, len))
+    }
+
+    /// Elements per tile (per block of the launch) of a call over `len` elements.
+    pub fn tile_len(&self, len: usize) -> usize {
+        kernel_scan::tile_elements::<T>(self.options_for(len).block_threads) as usize
     }
 
     /// `output[i] = input[0] ⊕ ... ⊕ input[i]`; waits for the device.
@@ -453,12 +526,13 @@ impl<T: Pod, O: Scan<T>> Scanner<T, O> {
         if input.is_empty() {
             return Ok(());
         }
+        let options = self.options_for(input.len());
         let (config, tiles) = launch_shape(
             "scan",
             input.len(),
-            kernel_scan::tile_elements::<T>(self.options.block_threads),
-            self.options,
-            kernel_scan::shared_bytes::<T>(self.options.block_threads),
+            kernel_scan::tile_elements::<T>(options.block_threads),
+            options,
+            kernel_scan::shared_bytes::<T>(options.block_threads),
         )?;
         let slots = self.scratch.prepare(tiles, stream, &self.stream)?;
         let (mut input, mut output, mut len) =
@@ -482,7 +556,9 @@ impl<T: Pod, O: Scan<T>> Scanner<T, O> {
 /// Selects or partitions device arrays of `T` by predicate `P` or by flags (module docs).
 pub struct Selector<T: Pod, P: Selection<T>> {
     function: Function,
-    options: ScanOptions,
+    /// The options of every call, or `None`: [`ScanOptions::select_for`] picks them for
+    /// each call's length.
+    options: Option<ScanOptions>,
     scratch: LookBackScratch,
     /// The stream of the waiting calls.
     stream: Stream,
@@ -503,12 +579,13 @@ impl<T: Pod, P: Selection<T>> std::fmt::Debug for Selector<T, P> {
 }
 
 impl<T: Pod, P: Selection<T>> Selector<T, P> {
-    /// Loads the kernel and allocates the scratch, with the default options.
+    /// Loads the kernel and allocates the scratch; each call takes the options
+    /// [`ScanOptions::select_for`] picks for its length.
     ///
     /// # Errors
     /// As for [`Scanner::new`].
     pub fn new(device: &Device, predicate: P) -> Result<Self, Error> {
-        Self::with_options(device, predicate, ScanOptions::select())
+        Self::create(device, predicate, None)
     }
 
     /// As [`Selector::new`], with `options`.
@@ -516,7 +593,12 @@ impl<T: Pod, P: Selection<T>> Selector<T, P> {
     /// # Errors
     /// As for [`Scanner::with_options`].
     pub fn with_options(device: &Device, predicate: P, options: ScanOptions) -> Result<Self, Error> {
-        let options = options.check(kernel_select::shared_bytes::<T>)?;
+        let options =
+            options.check(kernel_select::shared_bytes::<T>, device.shared_bytes_per_block() as usize)?;
+        Self::create(device, predicate, Some(options))
+    }
+
+    fn create(device: &Device, predicate: P, options: Option<ScanOptions>) -> Result<Self, Error> {
         let kernel = P::kernel();
         let function = device.load(&kernel.program)?.untyped_kernel(kernel.select)?;
         Ok(Selector {
@@ -528,6 +610,17 @@ impl<T: Pod, P: Selection<T>> Selector<T, P> {
             count: device.alloc_zeroed(1)?,
             element: PhantomData,
         })
+    }
+
+    /// The options of a call over `len` elements: those given to
+    /// [`Selector::with_options`], or [`ScanOptions::select_for`]'s.
+    pub fn options_for(&self, len: usize) -> ScanOptions {
+        self.options.unwrap_or_else(|| ScanOptions::select_for::<T>(&self.scratch.device, len))
+    }
+
+    /// Elements per tile (per block of the launch) of a call over `len` elements.
+    pub fn tile_len(&self, len: usize) -> usize {
+        kernel_select::tile_elements::<T>(self.options_for(len).block_threads) as usize
     }
 
     /// The predicate of later calls.
@@ -684,12 +777,13 @@ impl<T: Pod, P: Selection<T>> Selector<T, P> {
             });
         }
         // An empty input still gets one block, which writes the count 0.
+        let options = self.options_for(input.len());
         let (config, tiles) = launch_shape(
             operation,
             input.len(),
-            kernel_select::tile_elements::<T>(self.options.block_threads),
-            self.options,
-            kernel_select::shared_bytes::<T>(self.options.block_threads),
+            kernel_select::tile_elements::<T>(options.block_threads),
+            options,
+            kernel_select::shared_bytes::<T>(options.block_threads),
         )?;
         let slots = self.scratch.prepare(tiles, stream, &self.stream)?;
         let mut form_bits = match form {
@@ -731,5 +825,36 @@ impl<T: Pod, P: Selection<T>> Selector<T, P> {
         let launched = unsafe { self.scratch.device.launch_raw_on(stream, &self.function, config, &args) };
         self.scratch.note_failure(&launched);
         launched
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The options' check against a device's limit per block: a tile over it is refused
+    /// with the largest block size that fits, whatever the limit (48 KiB without opting
+    /// in; 64 KiB on sm_75; 227 KiB on sm_90).
+    #[test]
+    fn a_tile_over_the_devices_limit_is_refused_with_the_largest_that_fits() {
+        let scan = kernel_scan::shared_bytes::<u32>;
+        for (limit, most) in [(48 * 1024, 160), (64 * 1024, 224), (227 * 1024, 512)] {
+            let fits = ScanOptions { block_threads: most }.check(scan, limit);
+            assert_eq!(fits.unwrap().block_threads, most, "limit {limit}");
+            if most < 512 {
+                let err = ScanOptions { block_threads: most + 32 }.check(scan, limit).unwrap_err();
+                let message = err.to_string();
+                assert!(
+                    message.contains(&format!("more than the {limit} this device gives a block")),
+                    "{message}"
+                );
+                assert!(message.contains(&format!("at most {most} threads")), "{message}");
+            }
+        }
+        // Selections of `u8` hold 64 elements a run: 32 KiB at 512 threads.
+        let select = kernel_select::shared_bytes::<u8>;
+        assert!(ScanOptions { block_threads: 512 }.check(select, 48 * 1024).is_ok());
+        let err = ScanOptions { block_threads: 48 }.check(scan, 227 * 1024).unwrap_err();
+        assert!(err.to_string().contains("a multiple of 32 from 32 to 512"), "{err}");
     }
 }

@@ -28,7 +28,7 @@ pub struct Args {
     /// Measure the copy ceiling (with CUB's program).
     pub copy: bool,
     /// warpsafe's threads per block (`ScanOptions::block_threads`), for scans and
-    /// selections alike; `None`: the library's defaults (`ScanOptions::scan`, `::select`).
+    /// selections alike; `None`: the library's defaults (`ScanOptions::scan_for`, `::select_for`).
     pub block_threads: Option<u32>,
 }
 

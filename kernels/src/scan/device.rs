@@ -11,6 +11,8 @@
 //! in-place scan): a warp reads its segment before it writes it, and no other warp
 //! touches it.
 
+use core::mem::size_of;
+
 use bytemuck::Pod;
 
 use super::lookback::{self, TileStatus};
@@ -20,8 +22,9 @@ use crate::op::Operator;
 use crate::thread;
 
 /// The block size the host launches scans with by default (any multiple of 32 up to 512
-/// whose tile fits 48 KiB of shared memory works): 128 threads of 256-byte runs, a tile
-/// of 32 KiB.
+/// whose tile fits the shared memory the device gives a block works): 128 threads of
+/// 256-byte runs, a tile of 32 KiB, which needs no opt-in to more than 48 KiB of dynamic
+/// shared memory on any GPU.
 ///
 /// What limits a large scan is how many tiles each SM holds while their blocks wait for
 /// the look-back (a block keeps its tile staged in shared memory until it knows its
@@ -34,6 +37,31 @@ use crate::thread;
 /// Small inputs lose a little (2^16 `f32`: 5.80 µs against 5.36): a thread folds twice
 /// as many elements.
 pub const BLOCK_THREADS: u32 = 128;
+
+/// The block size the host launches large scans with ([`large_tiles_from_bytes`]) where a
+/// multiprocessor holds three such tiles (an sm_90's 228 KiB of shared memory): 256
+/// threads of 256-byte runs, a tile of 64 KiB, for which the kernel opts in to more than
+/// 48 KiB of dynamic shared memory (the host does it before the launch). Three blocks of
+/// 64 KiB stage as much per SM as six of 32 KiB (192 KiB) with half the look-backs per
+/// byte, and 256 threads at up to 85 registers still fit three blocks in the register
+/// file. Measured on an H200 (2026-11-28, one command, CUB in the same run): `f64`
+/// inclusive sums at 2^24 / 2^26 / 2^28 90.3 / 325.9 / 1257.8 µs against 92.5 / 337.1 /
+/// 1317.0 with 128 threads (192: 91.4 / 329.8 / 1278.3).
+pub const LARGE_BLOCK_THREADS: u32 = 256;
+
+/// The fewest input bytes a scan of `T` takes [`LARGE_BLOCK_THREADS`] for: 128 MiB of
+/// 8-byte or larger elements, 256 MiB of smaller ones. Fewer, longer tiles lose on
+/// smaller inputs, where too few tiles run at once (H200, 2026-11-28, µs with 256 threads
+/// against 128: `f64` sums 7.2 against 5.3 at 2^12, 32.3 against 31.5 at 2^22, 52.5
+/// against 51.5 at 2^23, 90.7 against 93.2 at 2^24, 167.5 against 172.7 at 2^25; `f32`
+/// sums 52.8 against 51.6 at 2^24, the same at 2^26, 637 against 658 at 2^28).
+pub const fn large_tiles_from_bytes<T>() -> usize {
+    if size_of::<T>() >= 8 {
+        128 << 20
+    } else {
+        256 << 20
+    }
+}
 
 /// Bytes of a thread's run in a scan: 256 (64 `f32`s), staged with `cp.async` on sm_80+
 /// (no register holds a vector on its way to shared memory, so a run's length costs no

@@ -94,7 +94,7 @@ impl<T: PartialOrd + Copy> Predicate<T> for GreaterThan<T> {
 }
 
 /// The block size the host launches selections with by default (any multiple of 32 up to
-/// 512 whose tile fits 48 KiB of shared memory works): the scan's,
+/// 512 whose tile fits the shared memory the device gives a block works): the scan's,
 /// [`super::device::BLOCK_THREADS`] = 128 threads, with runs of up to
 /// [`super::device::RUN_BYTES`] = 256 bytes ([`run_bytes`]), so a tile of 4-byte or
 /// larger elements is 32 KiB, as a scan's. A selection's block also keeps its tile staged
@@ -107,6 +107,31 @@ impl<T: PartialOrd + Copy> Predicate<T> for GreaterThan<T> {
 /// against 1675-1677; smaller inputs lose (2^16 `f32` 11.4 us against 7.4: fewer, longer
 /// tiles), which the unrolled steps (`for_each_step`) took back (7.0-7.2 us).
 pub const BLOCK_THREADS: u32 = super::device::BLOCK_THREADS;
+
+/// The block size the host launches large selections with ([`large_tiles_from_bytes`])
+/// where a multiprocessor holds three such tiles (an sm_90): the scan's
+/// [`super::device::LARGE_BLOCK_THREADS`] = 256 threads, tiles of 64 KiB of 4-byte or
+/// larger elements (opted in to more than 48 KiB of dynamic shared memory by the host),
+/// for the same reason: half the look-backs per byte with as much staged per SM.
+/// Measured on an H200 (2026-11-28, one command, CUB in the same run), µs at 2^24 / 2^28
+/// against 128 threads: select-if `f64` 73.9 / 1029 against 76.1 / 1093, `f32` 45.5 / 566
+/// against 45.7 / 580; select-flagged `f32` 51.3 / 607 against 51.5 / 639. (160 threads
+/// had been 2–9 % slower than 128 for selections; 256 is not.)
+pub const LARGE_BLOCK_THREADS: u32 = super::device::LARGE_BLOCK_THREADS;
+
+/// The fewest input bytes a selection of `T` takes [`LARGE_BLOCK_THREADS`] for: 16 MiB of
+/// 4-byte or larger elements; `None` for smaller ones, whose runs are shorter (at most
+/// 64 elements), so their tiles are not large. Smaller inputs lose with fewer, longer tiles
+/// (H200, 2026-11-28, µs with 256 threads against 128: select-if `f32` 7.1 against 6.6 at
+/// 2^18, 8.2 against 8.1 at 2^20, 11.9 against 12.3 at 2^22; `f64` 5.7 against 4.9 at
+/// 2^14, 23.9 against 24.5 at 2^22).
+pub const fn large_tiles_from_bytes<T>() -> Option<usize> {
+    if size_of::<T>() >= 4 {
+        Some(16 << 20)
+    } else {
+        None
+    }
+}
 
 /// Bytes of a thread's run in a selection of `T`: the scan's [`super::device::RUN_BYTES`]
 /// = 256 (64 `f32`s, 32 `f64`s), but at most [`MAX_ITEMS`] = 64 elements (so 64 bytes of

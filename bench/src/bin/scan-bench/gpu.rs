@@ -121,14 +121,14 @@ where
         Ok(())
     }
 
-    /// How a call runs: one launch of one block per tile (the selector's tiles are the
-    /// scanner's: the same element type and options).
+    /// How a call runs: one launch of one block per tile.
     fn describe(&self, algorithm: Algorithm, n: u64) -> String {
-        let tile = self.scanner.tile_len() as u64;
+        let len = usize::try_from(n).unwrap_or(usize::MAX);
+        let tile = if algorithm.selects() { self.selector.tile_len(len) } else { self.scanner.tile_len(len) };
         if n == 0 && !algorithm.selects() {
             return "no launch (empty input)".into();
         }
-        format!("1 launch; {} tiles of {tile} elements", n.div_ceil(tile).max(1))
+        format!("1 launch; {} tiles of {tile} elements", n.div_ceil(tile as u64).max(1))
     }
 }
 
@@ -138,14 +138,20 @@ where
     LessThan<T>: Selection<T>,
 {
     let ty = T::TYPE;
-    let chosen = |default: ScanOptions| {
-        ctx.args.block_threads.map_or(default, |block_threads| ScanOptions { block_threads })
+    // The library's defaults (options picked per call by length), or the given block size.
+    let (scanner, selector) = match ctx.args.block_threads {
+        None => (Scanner::<T, Sum>::new(&ctx.s.device), Selector::new(&ctx.s.device, LessThan(T::MIDPOINT))),
+        Some(block_threads) => {
+            let options = ScanOptions { block_threads };
+            (
+                Scanner::<T, Sum>::with_options(&ctx.s.device, options),
+                Selector::with_options(&ctx.s.device, LessThan(T::MIDPOINT), options),
+            )
+        }
     };
     let mut calls = Calls {
-        scanner: Scanner::<T, Sum>::with_options(&ctx.s.device, chosen(ScanOptions::scan()))
-            .with_context(|| format!("Scanner<{ty}, Sum>"))?,
-        selector: Selector::with_options(&ctx.s.device, LessThan(T::MIDPOINT), chosen(ScanOptions::select()))
-            .with_context(|| format!("Selector<{ty}, LessThan>"))?,
+        scanner: scanner.with_context(|| format!("Scanner<{ty}, Sum>"))?,
+        selector: selector.with_context(|| format!("Selector<{ty}, LessThan>"))?,
     };
     for n in ctx.args.counts_for(ty) {
         let started = std::time::Instant::now();

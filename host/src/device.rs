@@ -182,8 +182,9 @@ impl Device {
     /// 163 KiB on sm_80, 99 KiB on sm_86 and sm_89, 227 KiB on sm_90), or on the emulator
     /// an sm_90's 227 KiB. A launch may ask for more than 48 KiB of dynamic shared memory:
     /// on a GPU warpsafe opts the kernel in (`MAX_DYNAMIC_SHARED_SIZE_BYTES`) before it
-    /// launches it; a launch over this limit (less the kernel's static shared memory) is
-    /// refused with [`Error::InvalidLaunch`] on both backends.
+    /// launches it. A launch over this limit is refused with [`Error::InvalidLaunch`] on
+    /// both backends; on a GPU the limit is less the kernel's static shared memory, which
+    /// the emulator does not count against it.
     pub fn shared_bytes_per_block(&self) -> u32 {
         match &self.inner {
             Inner::Gpu(gpu) => gpu.context().shared_bytes_per_block(),

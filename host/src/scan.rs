@@ -542,7 +542,8 @@ impl<T: Pod, O: Scan<T>> Scanner<T, O> {
         let args = kernel_args![input, output, len, status, counter, epoch, exclusive];
         // SAFETY: scan(input, output, len, status, counter, epoch, exclusive): one block
         // per tile, of the options' threads (a multiple of 32 up to 512, checked by
-        // `ScanOptions::check`) and the shared bytes they need; both buffers hold `len`
+        // `ScanOptions::check`, or 128 or 256 from `scan_for`) and the shared bytes they
+        // need (a launch over the device's limit is refused, not run); both buffers hold `len`
         // elements and are the same or distinct allocations (the caller keeps them alive
         // and untouched); the status words cover `tiles` tiles, this scratch is used by no
         // other launch (caller), the epoch is new and the counter 0 (reset by the last

@@ -392,8 +392,12 @@ impl<T: Pod, O: Scan<T>> Scanner<T, O> {
     ///
     /// # Errors
     /// Loading the kernel ([`Error::ModuleLoad`], [`Error::NoPtxForDevice`], ...) or
-    /// allocating ([`Error::Alloc`]).
+    /// allocating ([`Error::Alloc`]); [`Error::Unsupported`] for an element type whose
+    /// smallest default tile does not fit the shared memory the device gives a block.
     pub fn new(device: &Device) -> Result<Self, Error> {
+        // `scan_for` picks large tiles only where they fit; the 32 KiB ones must fit too.
+        ScanOptions::scan()
+            .check(kernel_scan::shared_bytes::<T>, device.shared_bytes_per_block() as usize)?;
         Self::create(device, None)
     }
 
@@ -586,6 +590,9 @@ impl<T: Pod, P: Selection<T>> Selector<T, P> {
     /// # Errors
     /// As for [`Scanner::new`].
     pub fn new(device: &Device, predicate: P) -> Result<Self, Error> {
+        // As for `Scanner::new`.
+        ScanOptions::select()
+            .check(kernel_select::shared_bytes::<T>, device.shared_bytes_per_block() as usize)?;
         Self::create(device, predicate, None)
     }
 

@@ -116,8 +116,8 @@ fn strided_max_keeps_each_threads_maximum_in_shared_memory() {
                 .collect();
             assert_eq!(warp_max.download().unwrap(), expected, "{device:?}, n = {n}");
             // The same launch with 64 KiB of dynamic shared memory, which the kernel does not
-            // use: more than the 48 KiB a GPU launch gets unless the kernel opts in, which
-            // the launch path does (the driver refused this launch before it did).
+            // use: more than the 48 KiB a GPU launch gets unless its kernel opts in (the
+            // driver refuses it otherwise), which the launch path does.
             let mut again = device.upload(&vec![f32::NAN; threads]).unwrap();
             let opted_in = LaunchConfig { shared_mem_bytes: 64 * 1024, ..config };
             device.launch(&strided_max, opted_in, (&input, &mut again, &mut warp_max)).unwrap();

@@ -15,7 +15,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use cust::context::{Context, CurrentContext};
-use cust::device::DeviceAttribute;
 use cust::sys as cuda;
 
 use warpsafe::kernel::Safety;
@@ -203,27 +202,27 @@ impl Gpu {
         let device = cust::device::Device::get_device(ordinal)
             .map_err(|e| Error::NoDevice { reason: e.to_string() })?;
         let name = device.name().map_err(Error::driver("reading the device name"))?;
+        // Every attribute by the driver's own enum: `cust`'s `DeviceAttribute` names neither
+        // the cooperative-launch flag nor the opt-in shared memory limit.
         let attribute = |a, what: &str| -> Result<u32, Error> {
-            device.get_attribute(a).map(|v| v as u32).map_err(Error::driver(format!("reading the {what}")))
-        };
-        let major = attribute(DeviceAttribute::ComputeCapabilityMajor, "compute capability")?;
-        let minor = attribute(DeviceAttribute::ComputeCapabilityMinor, "compute capability")?;
-        let multiprocessors = attribute(DeviceAttribute::MultiprocessorCount, "multiprocessor count")?;
-        let raw_attribute = |a, what: &str| -> Result<u32, Error> {
             driver::device_attribute(device.as_raw(), a)
                 .map(|v| v.max(0) as u32)
                 .map_err(Error::driver(format!("reading the {what}")))
         };
-        let cooperative_launch = raw_attribute(
-            cuda::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH,
-            "cooperative-launch attribute",
-        )? != 0;
-        let shared_bytes_per_block = raw_attribute(
-            cuda::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+        use cuda::CUdevice_attribute as Attribute;
+        let major = attribute(Attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "compute capability")?;
+        let minor = attribute(Attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "compute capability")?;
+        let multiprocessors =
+            attribute(Attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "multiprocessor count")?;
+        let cooperative_launch =
+            attribute(Attribute::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, "cooperative-launch attribute")?
+                != 0;
+        let shared_bytes_per_block = attribute(
+            Attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
             "shared memory per block",
         )?;
-        let shared_bytes_per_multiprocessor = raw_attribute(
-            cuda::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+        let shared_bytes_per_multiprocessor = attribute(
+            Attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
             "shared memory per multiprocessor",
         )?;
         let ptx_arch = ptx::ENTRY

@@ -517,13 +517,7 @@ fn bad_input_gets_typed_errors_and_nothing_is_written_out_of_bounds() {
                 Scanner::<u32, Sum>::with_options(&device, ScanOptions { block_threads: 512 }).unwrap();
             let mut sums = device.alloc_zeroed::<u32>(1000).unwrap();
             scanner.inclusive(&input, &mut sums).unwrap();
-            let expected: Vec<u32> = (0..1000u32)
-                .scan(0, |s, i| {
-                    *s += i;
-                    Some(*s)
-                })
-                .collect();
-            assert_eq!(sums.download().unwrap(), expected);
+            assert_eq!(sums.download().unwrap(), scan_model(&data, Sum, ScanKind::Inclusive));
             Selector::with_options(&device, ByParity(Parity(1)), ScanOptions { block_threads: 512 }).unwrap();
         }
     }

@@ -12,8 +12,8 @@ use super::poison;
 use super::race::{BlockClocks, Remote, Shadow};
 use super::thread::Thread;
 use super::warp::WarpState;
-use super::Shape;
-use warpsafe_types::Dim3;
+use super::{ErrorKind, Shape};
+use warpsafe_types::{Dim3, MAX_DYNAMIC_SHARED_BYTES};
 
 /// A block's shared-memory allocation (a static array, or the dynamic window).
 pub(crate) struct Allocation {
@@ -123,17 +123,44 @@ impl Block {
     }
 
     /// The block's copy of the static array `key`, allocated on first use.
+    ///
+    /// A GPU counts a kernel's static shared arrays and the launch's dynamic shared memory
+    /// against one per-block limit and refuses the launch when they exceed it; the
+    /// emulator meets a static array only when the kernel first touches it, so it checks
+    /// there: an array that takes the block's static arrays and dynamic window together
+    /// past [`MAX_DYNAMIC_SHARED_BYTES`] (an sm_90's 227 KiB, the most any GPU gives a
+    /// block) ends the launch with [`ErrorKind::InvalidLaunch`]. (The check can be
+    /// stricter than a GPU: an array the kernel declares but LLVM keeps in registers
+    /// takes no shared memory there.)
     pub fn shared_static(
         &mut self,
         key: usize,
         bytes: usize,
         align: usize,
         label: impl FnOnce() -> String,
-    ) -> Result<*mut u8, String> {
+    ) -> Result<*mut u8, (ErrorKind, String)> {
         if let Some(a) = self.shared.iter().find(|a| a.key == key) {
             return Ok(a.ptr.as_ptr());
         }
-        let a = Allocation::new(key, bytes, align, label())?;
+        let label = label();
+        let statics: usize = self.shared.iter().map(|a| a.layout.size()).sum();
+        let limit = MAX_DYNAMIC_SHARED_BYTES as usize;
+        if statics + bytes + self.dynamic_bytes > limit {
+            let others = match self.shared.len() {
+                0 => String::new(),
+                n => format!(", {statics} bytes of {n} other static array(s)"),
+            };
+            return Err((
+                ErrorKind::InvalidLaunch,
+                format!(
+                    "shared memory over a block's limit: {label} takes {bytes} bytes{others} and {} bytes of \
+                     dynamic shared memory, more than the {limit} bytes (227 KiB) a block may have; a GPU \
+                     refuses this launch",
+                    self.dynamic_bytes
+                ),
+            ));
+        }
+        let a = Allocation::new(key, bytes, align, label).map_err(|message| (ErrorKind::Trap, message))?;
         let ptr = a.ptr.as_ptr();
         self.shared.push(a);
         Ok(ptr)

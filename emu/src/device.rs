@@ -165,7 +165,7 @@ pub fn shared_static(key: usize, bytes: usize, align: usize, label: impl FnOnce(
     let outcome = engine::with(|state, t| state.block_mut(t).shared_static(key, bytes, align, label));
     match outcome {
         Ok(ptr) => ptr,
-        Err(message) => engine::abort_thread(ErrorKind::Trap, message),
+        Err((kind, message)) => engine::abort_thread(kind, message),
     }
 }
 

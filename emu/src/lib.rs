@@ -67,7 +67,7 @@
 //! | a checked group collective whose lanes are not all present at one place (the GPU's `activemask` test traps with the same words) | [`ErrorKind::Trap`] |
 //! | an emulated thread overflows its stack ([`Options::stack_bytes`]) | [`ErrorKind::StackOverflow`] |
 //! | `trap`, a panic (including debug overflow checks), a misaligned atomic | [`ErrorKind::Trap`] |
-//! | a launch the GPU would refuse (shape, parameter count, too large a cooperative grid) | [`ErrorKind::InvalidLaunch`] |
+//! | a launch the GPU would refuse (shape, parameter count, too large a cooperative grid, a static shared array that takes the block's shared memory past 227 KiB with the dynamic window, found when the kernel first touches it) | [`ErrorKind::InvalidLaunch`] |
 //!
 //! Deadlocks are exact: reported when no thread can run while some have not finished,
 //! never by a timeout. Spins are found exactly too; the step budget is only a safety net.

@@ -183,8 +183,10 @@ impl Device {
     /// an sm_90's 227 KiB. A launch may ask for more than 48 KiB of dynamic shared memory:
     /// on a GPU warpsafe opts the kernel in (`MAX_DYNAMIC_SHARED_SIZE_BYTES`) before it
     /// launches it. A launch over this limit is refused with [`Error::InvalidLaunch`] on
-    /// both backends; on a GPU the limit is less the kernel's static shared memory, which
-    /// the emulator does not count against it.
+    /// both backends; the kernel's static shared arrays count against it too: a GPU
+    /// refuses the launch before it runs, the emulator ends it with an `InvalidLaunch`
+    /// emulator error when the kernel first touches an array that does not fit (it can
+    /// be stricter than a GPU, where LLVM may keep an array in registers).
     pub fn shared_bytes_per_block(&self) -> u32 {
         match &self.inner {
             Inner::Gpu(gpu) => gpu.context().shared_bytes_per_block(),

@@ -126,6 +126,45 @@ fn strided_max_keeps_each_threads_maximum_in_shared_memory() {
     }
 }
 
+/// A GPU counts a kernel's static shared arrays and the launch's dynamic shared memory
+/// against one per-block limit; the emulator counts a static array when the kernel first
+/// touches it. `strided_max` keeps a 4 KiB array (`RUNNING_MAX`): with the dynamic window
+/// at the limit less 4 KiB it runs, with one more byte the emulator ends the launch with
+/// `InvalidLaunch` naming the array. (Emulator only: on the GPU LLVM keeps that array in
+/// registers, so the same launch runs there.)
+#[test]
+fn static_shared_arrays_count_against_the_blocks_limit_on_the_emulator() {
+    let array = 1024 * std::mem::size_of::<f32>() as u32;
+    for seed in 0..3 {
+        let device = Device::emulator_with(emu::Options { seed, ..emu::Options::default() });
+        let strided_max = device.load(&THIRD_PARTY).unwrap().kernel(&k::strided_max).unwrap();
+        let limit = device.shared_bytes_per_block();
+        let input = device.upload(&[3.0f32, -1.0, 7.5]).unwrap();
+        let mut out = device.upload(&[f32::NAN; 64]).unwrap();
+        let mut warp_max = device.upload(&[f32::NAN; 2]).unwrap();
+        let fits = LaunchConfig { shared_mem_bytes: limit - array, ..LaunchConfig::linear(1, 64) };
+        device.launch(&strided_max, fits, (&input, &mut out, &mut warp_max)).unwrap();
+        let want: Vec<f32> =
+            (0..64).map(|t| [3.0f32, -1.0, 7.5].get(t).copied().unwrap_or(f32::NEG_INFINITY)).collect();
+        assert_eq!(out.download().unwrap(), want, "seed {seed}");
+
+        let over = LaunchConfig { shared_mem_bytes: limit - array + 1, ..fits };
+        let err = device.launch(&strided_max, over, (&input, &mut out, &mut warp_max)).unwrap_err();
+        let Error::Emulator(e) = &err else { panic!("expected an emulator error, got {err}") };
+        assert_eq!(e.kind(), ErrorKind::InvalidLaunch, "{err}");
+        let message = err.to_string();
+        for phrase in [
+            "`RUNNING_MAX`",
+            &format!("takes {array} bytes"),
+            &format!("{} bytes of dynamic shared memory", limit - array + 1),
+            &format!("the {limit} bytes (227 KiB) a block may have"),
+            "a GPU refuses this launch",
+        ] {
+            assert!(message.contains(phrase), "no {phrase:?} in: {message}");
+        }
+    }
+}
+
 /// Samples past the last bin: an index out of bounds of `bins`.
 const OUT_OF_RANGE_SAMPLES: [u32; 4] = [1, 2, 64, 3];
 

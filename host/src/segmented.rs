@@ -75,8 +75,8 @@
 //! are unknown on the host (reading them would cost a pass and a copy), and one huge
 //! segment among short ones would otherwise be read by the few workers the average length
 //! gives it (a power-law mix ran at 0.2 % of the read ceiling that way); both read every
-//! element whatever the lengths. For the fixed form with a commutative operator and segments of 4, 8, 16, 32
-//! or 64 bytes (`f32` of length 1, 2, 4, 8, 16; `f64` of length 1, 2, 4, 8:
+//! element whatever the lengths. For the fixed form with a commutative operator and segments of a power
+//! of two of bytes from 4 to 256 (`f32` of length 1 to 64; `f64` of length 1 to 32:
 //! `warpsafe::reduce::segmented::reads_fixed_rows`) it picks
 //! [`SegmentStrategy::Thread`], whose kernel reads such segments in warp rows of 16-byte
 //! vectors ([`SegmentStrategy::for_fixed`]); for other fixed lengths, where every segment
@@ -98,8 +98,9 @@
 //! the last vector one by one. The fixed form's warp rows: each warp reads 2 KiB rows of
 //! the input, each lane 4 vectors of 16 bytes; a lane folds the 1, 2 or 4 segments
 //! inside each vector and writes their results together (one 16-byte store for `f32` or
-//! a 64-bit type of length 1), or 2 or 4 lanes combine a segment of 32 or 64 bytes with
-//! a shuffle; the segments after the last whole row are reduced one per thread as usual.
+//! a 64-bit type of length 1), or 2 to 16 lanes combine a segment of 32 to 256 bytes
+//! with shuffles; the segments after the last whole row are reduced one per thread as
+//! usual.
 //!
 //! [`SegmentStrategy::Balanced`] takes each segment by its own length, in two launches on
 //! the same stream. The first gives each warp 32 neighbouring segments (one offsets read
@@ -292,7 +293,7 @@ impl SegmentStrategy {
     /// The strategy [`SegmentStrategy::Auto`] picks for the fixed form with segments of
     /// `segment_len` elements of `T` over `len` elements, with operator `O` (module docs):
     /// the thread strategy when its kernel reads them in warp rows of 16-byte vectors
-    /// (`O` commutes and a segment has 4, 8, 16, 32 or 64 bytes:
+    /// (`O` commutes and a segment has a power of two of bytes from 4 to 256:
     /// `warpsafe::reduce::segmented::reads_fixed_rows`), else
     /// [`SegmentStrategy::for_average`].
     pub fn for_fixed<T, O: Operator<T>>(len: u64, segment_len: u64) -> SegmentStrategy {
@@ -770,6 +771,11 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
             // the long ones (which blocks reduce) are each a different block's.
             SegmentStrategy::Balanced if small => segments,
             SegmentStrategy::Balanced => segments.div_ceil(BLOCK_THREADS as u64),
+            // The thread strategy's warp rows want a warp per row (at L = 32 and 64 `f32`s
+            // more threads than segments).
+            SegmentStrategy::Thread if O::COMMUTATIVE => {
+                segments.max(kernel::fixed_row_threads::<T>(len, segment_len)).div_ceil(BLOCK_THREADS as u64)
+            }
             _ => segments.saturating_mul(lanes).div_ceil(BLOCK_THREADS as u64),
         };
         let resident = if small { self.small.1 } else { self.resident[index] };

@@ -94,7 +94,7 @@ use core::mem::size_of;
 
 use bytemuck::{Pod, Zeroable};
 
-use crate::arch::{self, WARP_SIZE};
+use crate::arch::{self, NoPrefetch, WARP_SIZE};
 use crate::atomic::{Acquire, DeviceAtomicU32, DeviceAtomicU64, Relaxed, Release};
 use crate::barrier;
 use crate::fence;
@@ -562,8 +562,9 @@ impl<S: Sample, B: Binning<S>, C: Counter> Input<S, B, C> {
             let index = |u: u64| Tile::vector_index(first, u);
             // SAFETY: index(u) < first + tile <= vectors: a whole 16-byte aligned vector of
             // the input (contract), read-only during the launch.
-            let load =
-                |u: u64| Vector(unsafe { arch::load_global_nc_16(base.add(index(u) as usize).cast()) });
+            let load = |u: u64| {
+                Vector(unsafe { arch::load_global_nc_16::<NoPrefetch>(base.add(index(u) as usize).cast()) })
+            };
             // All four loads before the first count, with constant indices: as an array
             // indexed in a loop they were kept in local memory.
             let (v0, v1, v2, v3) = (load(0), load(1), load(2), load(3));
@@ -660,7 +661,7 @@ impl Tile {
                 // SAFETY: index < whole: a whole 16-byte aligned vector of the input
                 // (contract), read-only during the launch.
                 Vector(unsafe {
-                    arch::load_global_nc_16(samples.cast::<Vector>().add(index as usize).cast())
+                    arch::load_global_nc_16::<NoPrefetch>(samples.cast::<Vector>().add(index as usize).cast())
                 })
             } else {
                 Vector::zeroed()

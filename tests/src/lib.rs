@@ -65,9 +65,10 @@ pub fn kernel_body<'p>(ptx: &'p str, name: &str) -> &'p str {
 
 /// The read-only 16-byte vector load that warpsafe's kernels use on `sm_<sm>`
 /// (`warpsafe::arch::load_global_nc_16`, and its two-word form for 64-bit elements when
-/// `wide`): with the `.L2::256B` prefetch hint from sm_90 on.
-pub fn read_only_vector_load(sm: u32, wide: bool) -> &'static str {
-    match (wide, sm >= 90) {
+/// `wide`): with `prefetch` (`warpsafe::arch::Prefetch256B`) the `.L2::256B` prefetch
+/// hint from sm_90 on, else (`NoPrefetch`, and every load before sm_90) without it.
+pub fn read_only_vector_load(sm: u32, wide: bool, prefetch: bool) -> &'static str {
+    match (wide, prefetch && sm >= 90) {
         (true, true) => "ld.global.nc.L2::256B.v2.b64",
         (true, false) => "ld.global.nc.v2.b64",
         (false, true) => "ld.global.nc.L2::256B.v4.b32",

@@ -46,35 +46,49 @@ fn embedded_ptx_covers_sm70_sm80_sm90_with_every_kernel() {
 #[test]
 fn segmented_reduce_kernels_read_16_byte_vectors() {
     use warpsafe::reduce::segmented::LOADS_IN_FLIGHT;
-    // (kernel suffix, instruction, at least how many, what they are). The vector fold of
-    // every strategy: LOADS_IN_FLIGHT loads in its loop and as many for the last step. The
+    // (kernel suffix, with the L2 prefetch hint, at least how many, at most how many, what
+    // they are). The vector fold of every strategy: LOADS_IN_FLIGHT loads in its loop and
+    // as many for the last step, without the hint (`NoPrefetch`: streaming reads). The
     // thread kernel also holds the fixed form's warp rows: LOADS_IN_FLIGHT loads for each
-    // segment size (at least 4 sizes for either type), and for segments packed 16 bytes
-    // of results to a vector (f32 of length 1, u64 of length 1) one 16-byte store. The
-    // balanced strategy's kernel for small inputs folds with a warp and with a block.
+    // segment size, without the hint for segments of 32 to 256 bytes (4 sizes for either
+    // type) and with it for those packed several to a vector (at least 2 sizes). The
+    // balanced strategy's batch kernel reads its tiny and short segments' windows with the
+    // hint and its medium ones with a warp's fold; its kernel for small inputs folds with
+    // a warp and with a block. Before sm_90 the two forms are the same instruction, so
+    // the upper bounds hold only on sm_90.
     let fold = 2 * LOADS_IN_FLIGHT;
-    let rows = fold + 4 * LOADS_IN_FLIGHT;
+    let expected = [
+        ("thread", false, fold + 4 * LOADS_IN_FLIGHT, None, "vector fold and shared warp-row loads"),
+        ("thread", true, 2 * LOADS_IN_FLIGHT, None, "packed warp-row loads"),
+        ("tile4", false, fold, None, "vector fold loads"),
+        ("tile4", true, 0, Some(0), "no prefetching load"),
+        ("tile16", false, fold, None, "vector fold loads"),
+        ("tile16", true, 0, Some(0), "no prefetching load"),
+        ("warp", false, fold, None, "vector fold loads"),
+        ("warp", true, 0, Some(0), "no prefetching load"),
+        ("block", false, fold, None, "vector fold loads"),
+        ("block", true, 0, Some(0), "no prefetching load"),
+        ("small", false, 2 * fold, None, "warp and block vector fold loads"),
+        ("small", true, 0, Some(0), "no prefetching load"),
+        ("batches", false, fold, None, "the warp fold of medium segments"),
+        ("batches", true, 1, None, "window loads of tiny and short segments"),
+        ("chunks", true, 0, Some(0), "no prefetching load"),
+    ];
     for &(sm, ptx) in warpsafe_host::ptx::EMBEDDED {
-        for (ty, load) in
-            [("sum_f32", read_only_vector_load(sm, false)), ("max_u64", read_only_vector_load(sm, true))]
-        {
-            let expected = [
-                ("thread", load, rows, "vector fold and warp-row loads"),
-                ("thread", "st.global.v4.b32", 1, "16-byte store of packed results"),
-                ("tile4", load, fold, "vector fold loads"),
-                ("tile16", load, fold, "vector fold loads"),
-                ("warp", load, fold, "vector fold loads"),
-                ("block", load, fold, "vector fold loads"),
-                ("small", load, 2 * fold, "warp and block vector fold loads"),
-            ];
-            for (strategy, instruction, at_least, what) in expected {
+        for (ty, wide) in [("sum_f32", false), ("max_u64", true)] {
+            for (strategy, prefetch, at_least, at_most, what) in expected {
+                let instruction = read_only_vector_load(sm, wide, prefetch);
                 let kernel = format!("warpsafe_segreduce_{ty}_{strategy}");
                 let count = kernel_body(ptx, &kernel).matches(instruction).count();
+                let at_most = if sm >= 90 { at_most.unwrap_or(usize::MAX) } else { usize::MAX };
                 assert!(
-                    count >= at_least,
-                    "sm_{sm} {kernel}: {count} {instruction}, expected at least {at_least} ({what})"
+                    (at_least..=at_most).contains(&count),
+                    "sm_{sm} {kernel}: {count} {instruction}, expected {at_least}..={at_most} ({what})"
                 );
             }
+            let kernel = format!("warpsafe_segreduce_{ty}_thread");
+            let store = kernel_body(ptx, &kernel).matches("st.global.v4.b32").count();
+            assert!(store >= 1, "sm_{sm} {kernel}: no 16-byte store of packed results");
         }
     }
 }

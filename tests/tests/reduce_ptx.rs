@@ -168,7 +168,8 @@ fn hot_loop_is_four_unrolled_read_only_vector_loads() {
             for strategy in STRATEGIES {
                 let name = format!("warpsafe_reduce_{op}_{ty}_{strategy}");
                 let body = kernel_body(ptx, &name);
-                let load = read_only_vector_load(sm, ty.ends_with("64"));
+                // Streaming reads: no L2 prefetch hint (`NoPrefetch`).
+                let load = read_only_vector_load(sm, ty.ends_with("64"), false);
                 let hot: Vec<Vec<&str>> =
                     loops(body).into_iter().filter(|l| l.iter().any(|i| i.contains(load))).collect();
                 assert_eq!(hot.len(), 1, "sm_{sm} {name}: expected one loop of {load}, found {}", hot.len());

@@ -34,6 +34,47 @@ pub const FULL_MASK: u32 = u32::MAX;
 /// Number of lanes in a warp on every NVIDIA GPU from sm_70 on.
 pub const WARP_SIZE: u32 = 32;
 
+/// What a read-only 16-byte global load ([`load_global_nc_16`], [`load_global_nc_16_b64`])
+/// asks the L2 cache to fetch: [`NoPrefetch`] or [`Prefetch256B`]. Sealed. A compile-time
+/// choice per call site, since it helps one access pattern and costs another (measured
+/// below); the emulator reads the same bytes either way.
+pub trait L2Prefetch: l2_prefetch::Sealed {
+    /// Whether the sm_90 build's load carries PTX's `.L2::256B` prefetch-size qualifier
+    /// (PTX ISA 7.4; the sm_70 and sm_80 builds declare ISA 7.0 and never do).
+    const WHOLE_256_BYTES: bool;
+}
+
+mod l2_prefetch {
+    pub trait Sealed {}
+}
+
+/// The L2 cache fetches the 32-byte sectors the load touches: for reads that stream
+/// through memory (grid reductions, long segments, histograms), where a warp's load
+/// already covers 512 contiguous bytes. Measured on an H200 (2026-11-28, one command,
+/// binaries with and without the hint): the `f32` grid sum at 2^28 took 241.2 us without it
+/// against 258.8 with it (99.3 % of the read roofline against 92.3 %; CUB 243.3), the
+/// segmented block strategy at L = 65536 240 against 257 us, the warp strategy at L = 1024
+/// to 16384 246-249 against 259-263; on an H100 the hint had changed none of these.
+#[derive(Clone, Copy, Debug)]
+pub enum NoPrefetch {}
+
+/// The L2 cache fetches the whole 256-byte block around the access: for short reads
+/// scattered over neighbouring data (the segmented reduce's windows of tiny and short
+/// segments, each a few vectors, whose neighbours the same warp reads next). Measured:
+/// the power-law mix of segments on an H100 (2026-11-27) took 680-682 us at 2^28 against
+/// 704-705 without it.
+#[derive(Clone, Copy, Debug)]
+pub enum Prefetch256B {}
+
+impl l2_prefetch::Sealed for NoPrefetch {}
+impl l2_prefetch::Sealed for Prefetch256B {}
+impl L2Prefetch for NoPrefetch {
+    const WHOLE_256_BYTES: bool = false;
+}
+impl L2Prefetch for Prefetch256B {
+    const WHOLE_256_BYTES: bool = true;
+}
+
 /// Writes `at`'s file name into `file` as a NUL-terminated string for `vprintf` (the end
 /// of a path longer than 159 bytes is kept): `Location::file` is not NUL-terminated.
 /// In place, not returned: a returned array is a copy that costs the grid reductions

@@ -57,7 +57,7 @@ use core::mem::size_of;
 use bytemuck::Pod;
 
 use super::block;
-use crate::arch;
+use crate::arch::{self, L2Prefetch, NoPrefetch};
 use crate::atomic::{DeviceAtomicU32, DeviceAtomicU64, Relaxed};
 use crate::barrier;
 use crate::fence;
@@ -147,18 +147,18 @@ impl Share {
 
 /// Loads one 16-byte vector through the read-only cache, as two 64-bit words for 64-bit
 /// elements (which then need no repacking: fewer registers) and four 32-bit words
-/// otherwise.
+/// otherwise, asking the L2 cache for what `P` says.
 ///
 /// # Safety
 /// As for [`arch::load_global_nc_16`].
 #[inline(always)]
-pub(super) unsafe fn load_vector<T>(ptr: *const Vector) -> Vector {
+pub(super) unsafe fn load_vector<T, P: L2Prefetch>(ptr: *const Vector) -> Vector {
     if size_of::<T>() == 8 {
         // SAFETY: forwarded from the caller.
-        Vector(bytemuck::cast(unsafe { arch::load_global_nc_16_b64(ptr.cast()) }))
+        Vector(bytemuck::cast(unsafe { arch::load_global_nc_16_b64::<P>(ptr.cast()) }))
     } else {
         // SAFETY: forwarded from the caller.
-        Vector(bytemuck::cast(unsafe { arch::load_global_nc_16(ptr.cast()) }))
+        Vector(bytemuck::cast(unsafe { arch::load_global_nc_16::<P>(ptr.cast()) }))
     }
 }
 
@@ -220,7 +220,9 @@ unsafe fn fold_vectors<T: Pod, Op: Operator<T>>(input: *const T, len: u64, share
             // so does its vector first + u * threads + thread: 16-byte aligned global
             // memory that nothing writes during the launch.
             *slot = unsafe {
-                load_vector::<T>(vector_base.add(first as usize + u * threads + share.thread as usize))
+                load_vector::<T, NoPrefetch>(
+                    vector_base.add(first as usize + u * threads + share.thread as usize),
+                )
             };
         }
         for (lane, vector) in lanes.iter_mut().zip(&loaded) {
@@ -233,7 +235,7 @@ unsafe fn fold_vectors<T: Pod, Op: Operator<T>>(input: *const T, len: u64, share
             let index = first + (u * threads) as u64 + share.thread;
             if index < vectors {
                 // SAFETY: index < vectors: as above.
-                let vector = unsafe { load_vector::<T>(vector_base.add(index as usize)) };
+                let vector = unsafe { load_vector::<T, NoPrefetch>(vector_base.add(index as usize)) };
                 *lane = fold_vector(*lane, &vector, op);
             }
         }

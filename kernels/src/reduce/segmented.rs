@@ -23,7 +23,7 @@
 //!
 //! | strategy | function | who reduces one segment |
 //! | --- | --- | --- |
-//! | thread | [`tile_per_segment`]`::<_, _, 1>` | one thread (many segments per thread over the grid); for the fixed form's short segments read in warp rows ([`reads_fixed_rows`], below) one lane, or an aligned tile of 2 or 4 lanes |
+//! | thread | [`tile_per_segment`]`::<_, _, 1>` | one thread (many segments per thread over the grid); for the fixed form's short segments read in warp rows ([`reads_fixed_rows`], below) one lane, or an aligned tile of 2 to 16 lanes |
 //! | tile of 4 or 16 lanes | [`tile_per_segment`]`::<_, _, 4>`, `::<_, _, 16>` | an aligned [`Tile`] of the warp, combined with the tile's shuffles (without the per-call presence check, which the launch shape proves) |
 //! | warp | [`tile_per_segment`]`::<_, _, 32>` | a whole warp |
 //! | block | [`block_per_segment`] | a whole block, combined with [`block::reduce`] |
@@ -66,18 +66,18 @@
 //! # The fixed form's short segments: warp rows
 //! A thread per segment that reads one short segment after another keeps few bytes in
 //! flight. So the thread strategy's kernel first reduces the fixed form in *warp rows*
-//! when the operator commutes, `T`'s size divides 16, a segment has `B` = 4, 8, 16, 32 or
-//! 64 bytes ([`reads_fixed_rows`]: `f32` of length 1, 2, 4, 8, 16; `f64` of length 1, 2,
-//! 4, 8) and the input and output are 16-byte aligned (every buffer is 256-byte aligned
+//! when the operator commutes, `T`'s size divides 16, a segment has `B` bytes, a power of
+//! two from 4 to 256 ([`reads_fixed_rows`]: `f32` of length 1 to 64; `f64` of length 1
+//! to 32) and the input and output are 16-byte aligned (every buffer is 256-byte aligned
 //! on both backends), so that segment `s` starts at byte `s * B` and lies whole inside
-//! one vector, or covers 2 or 4 whole ones:
+//! one vector, or covers 2 to 16 whole ones:
 //! - the input's whole 2 KiB rows of [`ROW_VECTORS`] vectors go to the warps of the grid
 //!   in turn; lane `l` loads vectors `l, l + 32, l + 64, l + 96` of its warp's row (4
 //!   loads in flight, each load of the warp 512 contiguous bytes);
 //! - `B <= 16`: a vector holds `P = 16 / B` segments; the lane folds each in index order
 //!   from the identity and writes the `P` results together (one 16-byte store for `f32`
 //!   of length 1 or 64-bit elements of length 1, one 8-byte store for `P * size` = 8);
-//! - `B` = 32 or 64: the aligned tile of `G = B / 16` (2 or 4) lanes that loaded a
+//! - `B` = 32 to 256: the aligned tile of `G = B / 16` (2 to 16) lanes that loaded a
 //!   segment's vectors folds one each, combines them with the tile's shuffle reduce, and
 //!   its rank 0 writes the result;
 //! - the segments after the last whole row go through the ordinary loop of the thread
@@ -100,7 +100,7 @@ use core::mem::size_of;
 use bytemuck::Pod;
 
 use super::{block, grid};
-use crate::arch::{self, WARP_SIZE};
+use crate::arch::{self, L2Prefetch, NoPrefetch, Prefetch256B, WARP_SIZE};
 use crate::atomic::{DeviceAtomicU32, DeviceAtomicU64, Relaxed};
 use crate::barrier;
 use crate::fence;
@@ -144,6 +144,29 @@ pub const LOADS_IN_FLIGHT: usize = 4;
 /// 16-byte vectors in one warp row of the fixed form (`Segments::reduce_fixed_rows`):
 /// [`LOADS_IN_FLIGHT`] per lane, 2 KiB.
 pub const ROW_VECTORS: u64 = LOADS_IN_FLIGHT as u64 * WARP_SIZE as u64;
+
+/// The longest segment, in bytes, that the fixed form reads in warp rows
+/// ([`reads_fixed_rows`]): 16 lanes' vectors, reduced by the 16-lane tile's shuffles.
+/// Rows read the input in the grid-stride order of the grid reductions, with 4 loads in
+/// flight per lane. Measured on an H200 (2026-11-28, `segreduce-bench --quick`, rows up
+/// to 64 bytes against up to 512, two rounds in one command): `f32` of length 64 (256
+/// bytes) took 265 us at 2^28 against 510 with a 16-lane tile per segment (21.9 against
+/// 36.5 at 2^24), length 32 (128 bytes) 285 against 299 with a 4-lane tile (the same at
+/// 2^24); but length 128 (512 bytes, a whole warp's load) 524-531 against 283-284 with
+/// a 16-lane tile, so rows stop at 256 bytes.
+pub const ROW_SEGMENT_BYTES: u64 = 16 * grid::VECTOR_BYTES as u64;
+
+/// Threads the thread strategy's launch needs so that every warp row of the fixed form
+/// has its own warp while the grid is below a wave: 32 per whole row when
+/// [`reads_fixed_rows`] holds for `segment_len`, else 0 (the host launches at least a
+/// thread per segment anyway).
+pub const fn fixed_row_threads<T>(len: u64, segment_len: u64) -> u64 {
+    if reads_fixed_rows::<T>(segment_len) {
+        len / (ROW_VECTORS * grid::elements_per_vector::<T>() as u64) * WARP_SIZE as u64
+    } else {
+        0
+    }
+}
 
 /// What is wrong with a segment, as recorded in the error word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -251,14 +274,29 @@ impl<T: Pod> Segments<T> {
     }
 
     /// Lane `lane` of a warp's fold of `input[begin..end]`: [`Segments::fold`] with 32
-    /// ranks, whose last vector step loads as a whole one ([`Segments::fold_vectors`]).
+    /// ranks, whose last vector step loads as a whole one, and with `PAIRED` two steps'
+    /// loads issued together while two whole ones remain ([`Segments::fold_vectors`]).
+    ///
+    /// The warp strategy pairs its steps, the balanced strategy's kernels do not.
+    /// Measured on an H200 (2026-11-28, `segreduce-bench --quick`, fixed lengths, two
+    /// builds in one command, loads without the L2 prefetch hint): the warp strategy at
+    /// L = 8192 took 20.1 us at 2^24 against 23.1 (CUB 18.8), 243.3 against 249.1 at 2^28,
+    /// L = 4096 243.0 against 245.6 at 2^28 and 19.3 against 20.1 at 2^24 (46 registers
+    /// against 40: 5 blocks of 256 per SM instead of 6); paired in the batch kernel too,
+    /// the power-law mix was 1-4 % slower at 2^24 and 2^25.
     ///
     /// # Safety
     /// As for [`Segments::fold`].
     #[inline(always)]
-    unsafe fn fold_by_warp<Op: Operator<T>>(&self, begin: u64, end: u64, lane: u64, op: Op) -> T {
+    unsafe fn fold_by_warp<Op: Operator<T>, const PAIRED: bool>(
+        &self,
+        begin: u64,
+        end: u64,
+        lane: u64,
+        op: Op,
+    ) -> T {
         // SAFETY: forwarded from the caller.
-        unsafe { self.fold_with::<Op, true, false>(begin, end, lane, u64::from(WARP_SIZE), op) }
+        unsafe { self.fold_with::<Op, true, PAIRED>(begin, end, lane, u64::from(WARP_SIZE), op) }
     }
 
     /// [`Segments::fold`], with the vector fold's steps as `WHOLE_LAST_STEP` and `PAIRED`
@@ -318,7 +356,8 @@ impl<T: Pod> Segments<T> {
     /// block strategy at L = 65536 was 2.5 % slower at 2^24 with both forms compiled in).
     /// The same vectors are folded into the same partials in the same order either way.
     ///
-    /// With `PAIRED` (a block's fold, `reduce_by_block`) the steps go two at a
+    /// With `PAIRED` (a block's fold, `reduce_by_block`, and the warp strategy's,
+    /// [`Segments::fold_by_warp`]) the steps go two at a
     /// time while two whole ones remain: both steps' loads are issued before the first
     /// is folded, 2 x [`LOADS_IN_FLIGHT`] per rank, load `u` into partial `u %
     /// LOADS_IN_FLIGHT`, which is the order of two single steps. ptxas keeps the eight
@@ -368,7 +407,8 @@ impl<T: Pod> Segments<T> {
             for (u, slot) in loaded.iter_mut().enumerate() {
                 // SAFETY: v + u * ranks <= v + 7 * ranks < vectors: inside the segment, as
                 // below.
-                *slot = unsafe { grid::load_vector::<T>(base.add((v + u as u64 * ranks) as usize)) };
+                *slot =
+                    unsafe { grid::load_vector::<T, NoPrefetch>(base.add((v + u as u64 * ranks) as usize)) };
             }
             for (u, vector) in loaded.iter().enumerate() {
                 let partial = &mut partials[u % LOADS_IN_FLIGHT];
@@ -382,7 +422,8 @@ impl<T: Pod> Segments<T> {
                 // SAFETY: v + u * ranks <= v + 3 * ranks < vectors: the vector lies inside
                 // the segment, in global memory that nothing writes during the launch
                 // (`new`'s contract).
-                *slot = unsafe { grid::load_vector::<T>(base.add((v + u as u64 * ranks) as usize)) };
+                *slot =
+                    unsafe { grid::load_vector::<T, NoPrefetch>(base.add((v + u as u64 * ranks) as usize)) };
             }
             for (partial, vector) in partials.iter_mut().zip(&loaded) {
                 *partial = grid::fold_vector(*partial, vector, op);
@@ -397,7 +438,7 @@ impl<T: Pod> Segments<T> {
             for (u, slot) in loaded.iter_mut().enumerate() {
                 let index = (v + u as u64 * ranks).min(vectors - 1);
                 // SAFETY: index < vectors, as above.
-                *slot = unsafe { grid::load_vector::<T>(base.add(index as usize)) };
+                *slot = unsafe { grid::load_vector::<T, NoPrefetch>(base.add(index as usize)) };
             }
             for (u, (partial, vector)) in partials.iter_mut().zip(&loaded).enumerate() {
                 if v + (u as u64) * ranks < vectors {
@@ -411,7 +452,7 @@ impl<T: Pod> Segments<T> {
                     // SAFETY: index < vectors, as above.
                     *partial = grid::fold_vector(
                         *partial,
-                        &unsafe { grid::load_vector::<T>(base.add(index as usize)) },
+                        &unsafe { grid::load_vector::<T, NoPrefetch>(base.add(index as usize)) },
                         op,
                     );
                 }
@@ -516,7 +557,7 @@ impl<T: Pod> Segments<T> {
                     // aligned (the window is), in global memory that nothing writes during
                     // the launch (`new`'s contract).
                     *vector = unsafe {
-                        grid::load_vector::<T>(
+                        grid::load_vector::<T, Prefetch256B>(
                             self.input.cast::<u8>().add((window - input + u64::from(at)) as usize).cast(),
                         )
                     };
@@ -558,8 +599,8 @@ impl<T: Pod> Segments<T> {
         }
         let rows = self.len / (ROW_VECTORS * grid::elements_per_vector::<T>() as u64);
         let segment_bytes = self.segment_len * size_of::<T>() as u64;
-        // SAFETY: forwarded from the caller; the segments are 4, 8, 16, 32 or 64 bytes
-        // (`reads_fixed_rows`), the input and output 16-byte aligned (just checked). The
+        // SAFETY: forwarded from the caller; the segments are 4 to 256 bytes, a power of
+        // two (`reads_fixed_rows`), the input and output 16-byte aligned (just checked). The
         // guards on the element size are always true for such a segment (it holds at
         // least one element); they only spare the compiler impossible instantiations.
         unsafe {
@@ -568,7 +609,9 @@ impl<T: Pod> Segments<T> {
                 8 if size_of::<T>() <= 8 => self.packed_rows::<Op, 2>(rows, out, op),
                 16 => self.packed_rows::<Op, 1>(rows, out, op),
                 32 => self.shared_rows::<Op, 2>(rows, out, op),
-                _ => self.shared_rows::<Op, 4>(rows, out, op),
+                64 => self.shared_rows::<Op, 4>(rows, out, op),
+                128 => self.shared_rows::<Op, 8>(rows, out, op),
+                _ => self.shared_rows::<Op, 16>(rows, out, op),
             }
         }
         // A power of two: a shift, not a 64-bit division.
@@ -577,13 +620,14 @@ impl<T: Pod> Segments<T> {
 
     /// The calling lane's [`LOADS_IN_FLIGHT`] vectors of warp row `row`: vectors
     /// `row * ROW_VECTORS + lane + 32 u`, so that each load of the warp reads 512
-    /// contiguous bytes. Returns the index of the first one and the vectors.
+    /// contiguous bytes, asking the L2 cache for what `P` says. Returns the index of the
+    /// first one and the vectors.
     ///
     /// # Safety
     /// The input is 16-byte aligned and `row` is one of its whole rows: `(row + 1) *
     /// ROW_VECTORS` 16-byte vectors lie inside `input[..len]`.
     #[inline(always)]
-    unsafe fn load_row(&self, row: u64) -> (u64, [grid::Vector; LOADS_IN_FLIGHT]) {
+    unsafe fn load_row<P: L2Prefetch>(&self, row: u64) -> (u64, [grid::Vector; LOADS_IN_FLIGHT]) {
         let warp = WARP_SIZE as u64;
         let first = row * ROW_VECTORS + thread::global_index_x() % warp;
         let base = self.input.cast::<grid::Vector>();
@@ -592,7 +636,7 @@ impl<T: Pod> Segments<T> {
             // SAFETY: first + 32 u < (row + 1) * ROW_VECTORS: a vector inside the input
             // (caller), global memory that nothing writes during the launch (`new`'s
             // contract).
-            *slot = unsafe { grid::load_vector::<T>(base.add((first + u as u64 * warp) as usize)) };
+            *slot = unsafe { grid::load_vector::<T, P>(base.add((first + u as u64 * warp) as usize)) };
         }
         (first, loaded)
     }
@@ -612,7 +656,7 @@ impl<T: Pod> Segments<T> {
         let mut row = thread::global_index_x() / WARP_SIZE as u64;
         while row < rows {
             // SAFETY: row < rows (caller).
-            let (first, loaded) = unsafe { self.load_row(row) };
+            let (first, loaded) = unsafe { self.load_row::<Prefetch256B>(row) };
             for (u, vector) in loaded.iter().enumerate() {
                 let results: [T; P] = core::array::from_fn(|j| {
                     (j * per_segment..(j + 1) * per_segment).fold(op.identity(), |acc, k| {
@@ -649,7 +693,7 @@ impl<T: Pod> Segments<T> {
         let mut row = thread::global_index_x() / WARP_SIZE as u64;
         while row < rows {
             // SAFETY: row < rows (caller).
-            let (first, loaded) = unsafe { self.load_row(row) };
+            let (first, loaded) = unsafe { self.load_row::<NoPrefetch>(row) };
             for (u, vector) in loaded.iter().enumerate() {
                 let total = tile.reduce(grid::fold_vector(op.identity(), vector, op), op);
                 let v = first + (u * WARP_SIZE as usize) as u64;
@@ -667,16 +711,16 @@ impl<T: Pod> Segments<T> {
 
 /// Whether the fixed form with segments of `segment_len` elements of `T` is reduced in
 /// warp rows of 16-byte vectors (`Segments::reduce_fixed_rows`, for a commutative
-/// operator): when `T`'s size divides 16 and a segment has 4, 8, 16, 32 or 64 bytes, so
-/// that (from a 16-byte aligned input) each segment lies whole inside one vector or
-/// covers 2 or 4 whole vectors. For such lengths the host's `Auto` picks the thread
-/// strategy, whose kernel contains the rows.
+/// operator): when `T`'s size divides 16 and a segment has a power of two of bytes from 4
+/// to [`ROW_SEGMENT_BYTES`], so that (from a 16-byte aligned input) each segment lies
+/// whole inside one vector or covers 2 to 16 whole vectors. For such lengths the host's
+/// `Auto` picks the thread strategy, whose kernel contains the rows.
 pub const fn reads_fixed_rows<T>(segment_len: u64) -> bool {
     if grid::elements_per_vector::<T>() == 0 {
         return false;
     }
     match segment_len.checked_mul(size_of::<T>() as u64) {
-        Some(bytes) => bytes.is_power_of_two() && bytes >= 4 && bytes <= 64,
+        Some(bytes) => bytes.is_power_of_two() && bytes >= 4 && bytes <= ROW_SEGMENT_BYTES,
         None => false,
     }
 }
@@ -737,7 +781,7 @@ pub unsafe fn tile_per_segment<T: Pod, Op: Operator<T>, const LANES: u32>(
         let (begin, end) = segments.bounds(s);
         let mine = if LANES == WARP_SIZE {
             // SAFETY: a range from `bounds`.
-            unsafe { segments.fold_by_warp(begin, end, rank, op) }
+            unsafe { segments.fold_by_warp::<Op, true>(begin, end, rank, op) }
         } else {
             // SAFETY: a range from `bounds`.
             unsafe { segments.fold(begin, end, rank, LANES as u64, op) }
@@ -869,7 +913,7 @@ pub unsafe fn small_input_segments<T: Pod, Op: Operator<T>>(
             passed_long = true;
         } else {
             // SAFETY: a range from `bounds`.
-            let total = warp.reduce(unsafe { segments.fold_by_warp(begin, end, lane, op) }, op);
+            let total = warp.reduce(unsafe { segments.fold_by_warp::<Op, false>(begin, end, lane, op) }, op);
             if lane == 0 {
                 // SAFETY: s < count, and only this warp's lane 0 writes out[s].
                 unsafe { out.add(s as usize).write(total) };
@@ -1409,7 +1453,7 @@ pub unsafe fn balanced_batches<T: Pod, Op: Operator<T>>(
             let owner = waiting.trailing_zeros();
             let (b, e) = (warp.shfl(begin, owner), warp.shfl(end, owner));
             // SAFETY: the owner's range from `bounds`.
-            let total = warp.reduce(unsafe { segments.fold_by_warp(b, e, lane as u64, op) }, op);
+            let total = warp.reduce(unsafe { segments.fold_by_warp::<Op, false>(b, e, lane as u64, op) }, op);
             if lane == 0 {
                 // SAFETY: the owner's segment is below the count; only this warp writes it.
                 unsafe { out.add((first + owner as u64) as usize).write(total) };

@@ -351,7 +351,7 @@ unsafe fn copy_vector(to: *mut Vector, from: *const [u32; 4]) {
     #[cfg(not(any(target_feature = "sm_80", not(target_arch = "nvptx64"))))]
     // SAFETY: the caller's contract: a valid global vector and this lane's shared slot.
     unsafe {
-        arch::shared_write(to, Vector(arch::load_global_nc_16(from)))
+        arch::shared_write(to, Vector(arch::load_global_nc_16::<arch::NoPrefetch>(from)))
     }
 }
 

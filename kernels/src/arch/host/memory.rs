@@ -9,7 +9,7 @@
 use core::panic::Location;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use crate::arch::{LoadSem, RmwSem, Scope, StoreSem};
+use crate::arch::{L2Prefetch, LoadSem, RmwSem, Scope, StoreSem};
 use warpsafe_emu::device::{self as emu, BarOp, Order};
 
 /// The contract shared by every atomic and ordered access below.
@@ -385,13 +385,14 @@ pub unsafe fn red_shared_add_u32_at(base: *mut u32, byte_offset: u32, value: u32
     unsafe { red_shared_add_u32(base.wrapping_byte_add(byte_offset as usize), value) }
 }
 
-/// `ld.global.nc.v4.b32` on the emulator: a plain 16-byte read of host memory.
+/// `ld.global.nc.v4.b32` on the emulator: a plain 16-byte read of host memory (the L2
+/// prefetch `P` asks for changes nothing here).
 ///
 /// # Safety
 /// `ptr` is 16-byte aligned and readable for 16 bytes, and nothing writes those bytes
 /// while the kernel runs.
 #[inline]
-pub unsafe fn load_global_nc_16(ptr: *const [u32; 4]) -> [u32; 4] {
+pub unsafe fn load_global_nc_16<P: L2Prefetch>(ptr: *const [u32; 4]) -> [u32; 4] {
     // SAFETY: the caller's contract.
     unsafe { ptr.read() }
 }
@@ -401,7 +402,7 @@ pub unsafe fn load_global_nc_16(ptr: *const [u32; 4]) -> [u32; 4] {
 /// # Safety
 /// As for [`load_global_nc_16`].
 #[inline]
-pub unsafe fn load_global_nc_16_b64(ptr: *const [u64; 2]) -> [u64; 2] {
+pub unsafe fn load_global_nc_16_b64<P: L2Prefetch>(ptr: *const [u64; 2]) -> [u64; 2] {
     // SAFETY: the caller's contract.
     unsafe { ptr.read() }
 }

@@ -19,7 +19,7 @@
 
 use core::arch::asm;
 
-use crate::arch::{LoadSem, RmwSem, Scope, StoreSem};
+use crate::arch::{L2Prefetch, LoadSem, RmwSem, Scope, StoreSem};
 
 /// Expands to a `match` on `(scope, sem)` whose arms invoke `$emit!` with the PTX
 /// qualifier string (`".acquire.gpu"`, ...) followed by `$rest`.
@@ -427,47 +427,78 @@ pub unsafe fn barrier_red_or(id: u32, predicate: bool) -> bool {
     unsafe { llvm::barrier_cta_red_or_all(id, predicate) }
 }
 
-/// The instruction of [`load_global_nc_16`] and [`load_global_nc_16_b64`], `ld.global.nc`
-/// followed by the given vector and operands: with the L2 prefetch hint in the sm_90
-/// build (the hint needs PTX ISA 7.4, and LLVM declares 7.0 for sm_70 and sm_80). A
-/// macro, since an `asm!` template must be a literal.
+/// `ld.global.nc` with the `.L2::256B` prefetch-size qualifier in the sm_90 build (it
+/// needs PTX ISA 7.4, and LLVM declares 7.0 for sm_70 and sm_80, whose loads go without
+/// it), followed by the given vector and operands. A macro, since an `asm!` template must
+/// be a literal.
 #[cfg(target_feature = "sm_90")]
-macro_rules! nc_load {
+macro_rules! nc_load_prefetching_256 {
     ($rest:literal) => {
         concat!("ld.global.nc.L2::256B", $rest)
     };
 }
 #[cfg(not(target_feature = "sm_90"))]
-macro_rules! nc_load {
+macro_rules! nc_load_prefetching_256 {
     ($rest:literal) => {
         concat!("ld.global.nc", $rest)
     };
 }
 
-/// `ld.global.nc.v2.b64`: 16 bytes as two 64-bit words through the read-only,
-/// non-coherent data cache (CUDA C++'s `__ldg`), after `cvta.to.global` of the generic
-/// address; the form for 64-bit elements. With the L2 prefetch hint of
-/// [`load_global_nc_16`] on sm_90.
-///
-/// # Safety
-/// As for [`load_global_nc_16`].
-#[inline(always)]
-pub unsafe fn load_global_nc_16_b64(ptr: *const [u64; 2]) -> [u64; 2] {
-    let (a, b): (u64, u64);
-    // SAFETY: the caller's contract; reads 16 bytes, writes nothing (the hint only asks
-    // the L2 cache to fetch the surrounding 256 bytes).
-    unsafe {
+/// `cvta.to.global` of `$ptr`, then the 16-byte load instruction `$load` (a template
+/// with the operands `{a}` to `{d}` and `{global}`) into four 32-bit words.
+macro_rules! load_16_as_4_words {
+    ($ptr:expr, $($load:tt)+) => {{
+        let (a, b, c, d): (u32, u32, u32, u32);
         asm!(
             "cvta.to.global.u64 {global}, {ptr};",
-            nc_load!(".v2.b64 {{{a}, {b}}}, [{global}];"),
-            ptr = in(reg64) ptr,
+            $($load)+,
+            ptr = in(reg64) $ptr,
+            global = out(reg64) _,
+            a = out(reg32) a,
+            b = out(reg32) b,
+            c = out(reg32) c,
+            d = out(reg32) d,
+            options(pure, readonly, nostack),
+        );
+        [a, b, c, d]
+    }};
+}
+
+/// As `load_16_as_4_words`, into two 64-bit words (operands `{a}`, `{b}`).
+macro_rules! load_16_as_2_words {
+    ($ptr:expr, $($load:tt)+) => {{
+        let (a, b): (u64, u64);
+        asm!(
+            "cvta.to.global.u64 {global}, {ptr};",
+            $($load)+,
+            ptr = in(reg64) $ptr,
             global = out(reg64) _,
             a = out(reg64) a,
             b = out(reg64) b,
             options(pure, readonly, nostack),
         );
+        [a, b]
+    }};
+}
+
+/// `ld.global.nc.v2.b64`: 16 bytes as two 64-bit words through the read-only,
+/// non-coherent data cache (CUDA C++'s `__ldg`), after `cvta.to.global` of the generic
+/// address; the form for 64-bit elements. On sm_90 with the L2 prefetch that `P` asks
+/// for, as [`load_global_nc_16`].
+///
+/// # Safety
+/// As for [`load_global_nc_16`].
+#[inline(always)]
+pub unsafe fn load_global_nc_16_b64<P: L2Prefetch>(ptr: *const [u64; 2]) -> [u64; 2] {
+    // SAFETY: the caller's contract; reads 16 bytes, writes nothing (the hint only asks
+    // the L2 cache to fetch the surrounding 256 bytes).
+    unsafe {
+        if P::WHOLE_256_BYTES {
+            load_16_as_2_words!(ptr, nc_load_prefetching_256!(".v2.b64 {{{a}, {b}}}, [{global}];"))
+        } else {
+            load_16_as_2_words!(ptr, "ld.global.nc.v2.b64 {{{a}, {b}}}, [{global}];")
+        }
     }
-    [a, b]
 }
 
 /// `red.relaxed.cta.shared.add.u32`: [`red_add_u32`] at block scope, relaxed, on a
@@ -512,38 +543,26 @@ pub unsafe fn red_shared_add_u32_at(base: *mut u32, byte_offset: u32, value: u32
 }
 
 /// `ld.global.nc.v4.b32`: 16 bytes through the read-only, non-coherent data cache (CUDA
-/// C++'s `__ldg`), after `cvta.to.global` of the generic address. On sm_90 with the
-/// `.L2::256B` prefetch-size hint (PTX ISA 7.4), which asks the L2 cache to fetch
-/// the whole 256-byte block around the access: measured on an H100 (2026-11-27, two
-/// interleaved rounds per binary), the segmented reduce's power-law mix, whose short
-/// segments read a few vectors each, ran 680-682 us at 2^28 `f32`s against 704-705
-/// without it (and 66.3-66.7 against 67.8-68.0 at 2^24); grid reductions, the block
-/// strategy at L = 65536, L = 1024 and histograms, which stream whole rows, took the same
-/// time either way.
+/// C++'s `__ldg`), after `cvta.to.global` of the generic address. With [`Prefetch256B`]
+/// the sm_90 build adds the `.L2::256B` prefetch-size hint (PTX ISA 7.4), which asks the
+/// L2 cache to fetch the whole 256-byte block around the access; with [`NoPrefetch`] it
+/// fetches the sectors the load touches (see those types for where each pays).
 ///
 /// # Safety
 /// `ptr` is a generic address of global memory, 16-byte aligned and readable for 16 bytes,
 /// and nothing writes those bytes while the kernel runs (the non-coherent cache may
 /// return stale data otherwise).
 #[inline(always)]
-pub unsafe fn load_global_nc_16(ptr: *const [u32; 4]) -> [u32; 4] {
-    let (a, b, c, d): (u32, u32, u32, u32);
+pub unsafe fn load_global_nc_16<P: L2Prefetch>(ptr: *const [u32; 4]) -> [u32; 4] {
     // SAFETY: the caller's contract; reads 16 bytes, writes nothing (the hint only asks
     // the L2 cache to fetch the surrounding 256 bytes).
     unsafe {
-        asm!(
-            "cvta.to.global.u64 {global}, {ptr};",
-            nc_load!(".v4.b32 {{{a}, {b}, {c}, {d}}}, [{global}];"),
-            ptr = in(reg64) ptr,
-            global = out(reg64) _,
-            a = out(reg32) a,
-            b = out(reg32) b,
-            c = out(reg32) c,
-            d = out(reg32) d,
-            options(pure, readonly, nostack),
-        );
+        if P::WHOLE_256_BYTES {
+            load_16_as_4_words!(ptr, nc_load_prefetching_256!(".v4.b32 {{{a}, {b}, {c}, {d}}}, [{global}];"))
+        } else {
+            load_16_as_4_words!(ptr, "ld.global.nc.v4.b32 {{{a}, {b}, {c}, {d}}}, [{global}];")
+        }
     }
-    [a, b, c, d]
 }
 
 /// `ld.global.v4.b32`: 16 bytes through the ordinary, coherent path, after

@@ -360,11 +360,13 @@ impl<T: Pod> Segments<T> {
     /// [`Segments::fold_by_warp`]) the steps go two at a
     /// time while two whole ones remain: both steps' loads are issued before the first
     /// is folded, 2 x [`LOADS_IN_FLIGHT`] per rank, load `u` into partial `u %
-    /// LOADS_IN_FLIGHT`, which is the order of two single steps. ptxas keeps the eight
-    /// loads together only under the kernel's launch bounds ([`SEGMENT_BLOCKS_PER_SM`]):
-    /// a block of 512 threads with 4 loads in flight each keeps 64 KiB in flight per SM at
-    /// 2 blocks per SM, with 8 twice that, which is what a CUDA C++ kernel of the same shape
-    /// needed to reach CUB's time at L = 65536.
+    /// LOADS_IN_FLIGHT`, which is the order of two single steps (the same bits). In the
+    /// block kernel ptxas keeps the eight loads together only under its launch bounds
+    /// ([`SEGMENT_BLOCKS_PER_SM`]): a block of 512 threads with 4 loads in flight each
+    /// keeps 64 KiB in flight per SM at 2 blocks per SM, with 8 twice that, which is what
+    /// a CUDA C++ kernel of the same shape needed to reach CUB's time at L = 65536. The
+    /// warp kernel has no bounds; paired, it takes 46 registers instead of 40 and is
+    /// faster (measured at [`Segments::fold_by_warp`]).
     ///
     /// # Safety
     /// As for [`Segments::fold`]; `Op` commutes, `T`'s size divides 16 and the input's

@@ -543,10 +543,11 @@ pub unsafe fn red_shared_add_u32_at(base: *mut u32, byte_offset: u32, value: u32
 }
 
 /// `ld.global.nc.v4.b32`: 16 bytes through the read-only, non-coherent data cache (CUDA
-/// C++'s `__ldg`), after `cvta.to.global` of the generic address. With [`Prefetch256B`]
-/// the sm_90 build adds the `.L2::256B` prefetch-size hint (PTX ISA 7.4), which asks the
-/// L2 cache to fetch the whole 256-byte block around the access; with [`NoPrefetch`] it
-/// fetches the sectors the load touches (see those types for where each pays).
+/// C++'s `__ldg`), after `cvta.to.global` of the generic address. With
+/// [`Prefetch256B`](crate::arch::Prefetch256B) the sm_90 build adds the `.L2::256B`
+/// prefetch-size hint (PTX ISA 7.4), which asks the L2 cache to fetch the whole 256-byte
+/// block around the access; with [`NoPrefetch`](crate::arch::NoPrefetch) it fetches the
+/// sectors the load touches (see those types for where each pays).
 ///
 /// # Safety
 /// `ptr` is a generic address of global memory, 16-byte aligned and readable for 16 bytes,

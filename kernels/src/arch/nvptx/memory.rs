@@ -444,40 +444,21 @@ macro_rules! nc_load_prefetching_256 {
     };
 }
 
-/// `cvta.to.global` of `$ptr`, then the 16-byte load instruction `$load` (a template
-/// with the operands `{a}` to `{d}` and `{global}`) into four 32-bit words.
-macro_rules! load_16_as_4_words {
-    ($ptr:expr, $($load:tt)+) => {{
-        let (a, b, c, d): (u32, u32, u32, u32);
+/// `cvta.to.global` of `$ptr`, then the 16-byte load instruction `$load` (a template with
+/// the operands `{global}` and one per word, named by `$word`) into the words, registers
+/// of class `$class` holding `$ty` each: four `u32`s or two `u64`s.
+macro_rules! load_16_as_words {
+    ($ptr:expr, $class:ident $ty:ty: [$($word:ident),+], $($load:tt)+) => {{
+        $(let $word: $ty;)+
         asm!(
             "cvta.to.global.u64 {global}, {ptr};",
             $($load)+,
             ptr = in(reg64) $ptr,
             global = out(reg64) _,
-            a = out(reg32) a,
-            b = out(reg32) b,
-            c = out(reg32) c,
-            d = out(reg32) d,
+            $($word = out($class) $word,)+
             options(pure, readonly, nostack),
         );
-        [a, b, c, d]
-    }};
-}
-
-/// As `load_16_as_4_words`, into two 64-bit words (operands `{a}`, `{b}`).
-macro_rules! load_16_as_2_words {
-    ($ptr:expr, $($load:tt)+) => {{
-        let (a, b): (u64, u64);
-        asm!(
-            "cvta.to.global.u64 {global}, {ptr};",
-            $($load)+,
-            ptr = in(reg64) $ptr,
-            global = out(reg64) _,
-            a = out(reg64) a,
-            b = out(reg64) b,
-            options(pure, readonly, nostack),
-        );
-        [a, b]
+        [$($word),+]
     }};
 }
 
@@ -494,9 +475,9 @@ pub unsafe fn load_global_nc_16_b64<P: L2Prefetch>(ptr: *const [u64; 2]) -> [u64
     // the L2 cache to fetch the surrounding 256 bytes).
     unsafe {
         if P::WHOLE_256_BYTES {
-            load_16_as_2_words!(ptr, nc_load_prefetching_256!(".v2.b64 {{{a}, {b}}}, [{global}];"))
+            load_16_as_words!(ptr, reg64 u64: [a, b], nc_load_prefetching_256!(".v2.b64 {{{a}, {b}}}, [{global}];"))
         } else {
-            load_16_as_2_words!(ptr, "ld.global.nc.v2.b64 {{{a}, {b}}}, [{global}];")
+            load_16_as_words!(ptr, reg64 u64: [a, b], "ld.global.nc.v2.b64 {{{a}, {b}}}, [{global}];")
         }
     }
 }
@@ -559,9 +540,13 @@ pub unsafe fn load_global_nc_16<P: L2Prefetch>(ptr: *const [u32; 4]) -> [u32; 4]
     // the L2 cache to fetch the surrounding 256 bytes).
     unsafe {
         if P::WHOLE_256_BYTES {
-            load_16_as_4_words!(ptr, nc_load_prefetching_256!(".v4.b32 {{{a}, {b}, {c}, {d}}}, [{global}];"))
+            load_16_as_words!(
+                ptr,
+                reg32 u32: [a, b, c, d],
+                nc_load_prefetching_256!(".v4.b32 {{{a}, {b}, {c}, {d}}}, [{global}];")
+            )
         } else {
-            load_16_as_4_words!(ptr, "ld.global.nc.v4.b32 {{{a}, {b}, {c}, {d}}}, [{global}];")
+            load_16_as_words!(ptr, reg32 u32: [a, b, c, d], "ld.global.nc.v4.b32 {{{a}, {b}, {c}, {d}}}, [{global}];")
         }
     }
 }

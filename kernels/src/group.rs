@@ -116,6 +116,10 @@ mod sealed {
         /// Whether the group's collectives check that its lanes are present: `false` only
         /// for [`super::Unchecked`].
         const CHECKED: bool = true;
+        /// Whether the group's mask is always one run of consecutive lanes (a [`super::Warp`]:
+        /// lanes `0..n`; a [`super::Tile`]: `N` aligned lanes), so that the lane of rank `r`
+        /// is the lowest lane plus `r`, found without `fns`.
+        const ONE_RUN: bool = false;
     }
 }
 
@@ -183,12 +187,19 @@ fn report_missing_lanes(collective: &CStr, mask: u32, present: u32, at: &Locatio
     arch::trap()
 }
 
-/// The lane holding rank `rank` of `mask` (the caller's own lane when `rank` is out of
-/// range, so that a shuffle from it returns the caller's value).
+/// The lane holding rank `rank` of `mask`, a mask of a group `G` (the caller's own lane
+/// when `rank` is out of range, so that a shuffle from it returns the caller's value). For
+/// a group whose mask is one run of lanes an add, which the compiler can move out of a
+/// loop, else `fns`. (In the fixed form's warp rows a branch and an `fns` came before
+/// every tile shuffle; without them, and with each vector folded from its first element,
+/// the rows ran 3-6 % faster on an H200, 2026-11-28: `f32` of length 32 at 2^24 20.1
+/// against 21.3 us, `bench/results/2026-11-28-h200/segmented-rows-butterfly.txt`.)
 #[inline(always)]
-fn lane_of_rank(mask: u32, rank: u32) -> u32 {
+fn lane_of_rank<G: sealed::Sealed>(mask: u32, rank: u32) -> u32 {
     if rank >= mask.count_ones() {
         arch::lane_id()
+    } else if G::ONE_RUN {
+        mask.trailing_zeros() + rank
     } else if mask == FULL_MASK {
         rank
     } else {
@@ -347,7 +358,7 @@ pub trait Group: Copy + sealed::Sealed {
     #[track_caller]
     fn shfl<T: Pod>(&self, value: T, src_rank: u32) -> T {
         let _site = check_present::<Self>(self.mask(), c"shfl");
-        let src = lane_of_rank(self.mask(), src_rank);
+        let src = lane_of_rank::<Self>(self.mask(), src_rank);
         // SAFETY: as for `sync`; `src` is a lane of the mask or the caller itself.
         unsafe { warp::shfl_idx_sync(self.mask(), value, src, WARP_SIZE) }
     }
@@ -359,7 +370,8 @@ pub trait Group: Copy + sealed::Sealed {
     fn shfl_up<T: Pod>(&self, value: T, delta: u32) -> T {
         let _site = check_present::<Self>(self.mask(), c"shfl_up");
         let rank = self.thread_rank();
-        let src = if rank >= delta { lane_of_rank(self.mask(), rank - delta) } else { arch::lane_id() };
+        let src =
+            if rank >= delta { lane_of_rank::<Self>(self.mask(), rank - delta) } else { arch::lane_id() };
         // SAFETY: as for `shfl`.
         unsafe { warp::shfl_idx_sync(self.mask(), value, src, WARP_SIZE) }
     }
@@ -369,7 +381,7 @@ pub trait Group: Copy + sealed::Sealed {
     #[track_caller]
     fn shfl_down<T: Pod>(&self, value: T, delta: u32) -> T {
         let _site = check_present::<Self>(self.mask(), c"shfl_down");
-        let src = lane_of_rank(self.mask(), self.thread_rank().saturating_add(delta));
+        let src = lane_of_rank::<Self>(self.mask(), self.thread_rank().saturating_add(delta));
         // SAFETY: as for `shfl`.
         unsafe { warp::shfl_idx_sync(self.mask(), value, src, WARP_SIZE) }
     }
@@ -380,7 +392,7 @@ pub trait Group: Copy + sealed::Sealed {
     #[track_caller]
     fn shfl_xor<T: Pod>(&self, value: T, lane_mask: u32) -> T {
         let _site = check_present::<Self>(self.mask(), c"shfl_xor");
-        let src = lane_of_rank(self.mask(), self.thread_rank() ^ lane_mask);
+        let src = lane_of_rank::<Self>(self.mask(), self.thread_rank() ^ lane_mask);
         // SAFETY: as for `shfl`.
         unsafe { warp::shfl_idx_sync(self.mask(), value, src, WARP_SIZE) }
     }
@@ -402,7 +414,7 @@ pub trait Group: Copy + sealed::Sealed {
     fn inclusive_scan<T: Pod, Op: Operator<T>>(&self, value: T, op: Op) -> T {
         let _site = check_present::<Self>(self.mask(), c"inclusive_scan");
         // SAFETY: as for `sync`.
-        unsafe { inclusive_scan_present(self.mask(), value, op) }
+        unsafe { inclusive_scan_present::<Self, T, Op>(self.mask(), value, op) }
     }
 
     /// Exclusive scan in rank order: rank `r` gets `combine` of ranks `0..r`, rank 0 the
@@ -413,9 +425,9 @@ pub trait Group: Copy + sealed::Sealed {
         let _site = check_present::<Self>(self.mask(), c"exclusive_scan");
         let mask = self.mask();
         // SAFETY: as for `sync`.
-        let inclusive = unsafe { inclusive_scan_present(mask, value, op) };
+        let inclusive = unsafe { inclusive_scan_present::<Self, T, Op>(mask, value, op) };
         let rank = self.thread_rank();
-        let src = if rank > 0 { lane_of_rank(mask, rank - 1) } else { arch::lane_id() };
+        let src = if rank > 0 { lane_of_rank::<Self>(mask, rank - 1) } else { arch::lane_id() };
         // SAFETY: as above; `src` is in the mask.
         let below = unsafe { warp::shfl_idx_sync(mask, inclusive, src, WARP_SIZE) };
         if rank == 0 {
@@ -465,18 +477,22 @@ pub trait Group: Copy + sealed::Sealed {
     }
 }
 
-/// Hillis-Steele inclusive scan over `mask` in rank order.
+/// Hillis-Steele inclusive scan over `mask`, the mask of a group `G`, in rank order.
 ///
 /// # Safety
 /// The caller is in `mask` and every lane of `mask` calls this together.
 #[inline(always)]
-unsafe fn inclusive_scan_present<T: Pod, Op: Operator<T>>(mask: u32, value: T, op: Op) -> T {
+unsafe fn inclusive_scan_present<G: sealed::Sealed, T: Pod, Op: Operator<T>>(
+    mask: u32,
+    value: T,
+    op: Op,
+) -> T {
     let size = mask.count_ones();
     let rank = (mask & warp::lanemask_lt()).count_ones();
     let mut acc = value;
     let mut d = 1;
     while d < size {
-        let src = if rank >= d { lane_of_rank(mask, rank - d) } else { arch::lane_id() };
+        let src = if rank >= d { lane_of_rank::<G>(mask, rank - d) } else { arch::lane_id() };
         // SAFETY: caller's contract; `src` is a lane of the mask or the caller.
         let other = unsafe { warp::shfl_idx_sync(mask, acc, src, WARP_SIZE) };
         if rank >= d {
@@ -525,7 +541,9 @@ impl Warp {
     }
 }
 
-impl sealed::Sealed for Warp {}
+impl sealed::Sealed for Warp {
+    const ONE_RUN: bool = true;
+}
 
 impl Group for Warp {
     #[inline(always)]
@@ -540,7 +558,9 @@ pub struct Tile<const N: u32> {
     mask: u32,
 }
 
-impl<const N: u32> sealed::Sealed for Tile<N> {}
+impl<const N: u32> sealed::Sealed for Tile<N> {
+    const ONE_RUN: bool = true;
+}
 
 impl<const N: u32> Group for Tile<N> {
     #[inline(always)]
@@ -600,6 +620,7 @@ pub struct Unchecked<G> {
 
 impl<G: Group> sealed::Sealed for Unchecked<G> {
     const CHECKED: bool = false;
+    const ONE_RUN: bool = G::ONE_RUN;
 }
 
 impl<G: Group> Group for Unchecked<G> {

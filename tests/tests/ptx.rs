@@ -93,6 +93,30 @@ fn segmented_reduce_kernels_read_16_byte_vectors() {
     }
 }
 
+/// The fixed form's warp rows of 32 to 256 bytes combine the 4 segments a tile's lanes
+/// hold by a reduce-scatter butterfly: 2 + 3 + 4 + 5 shuffles for tiles of 2, 4, 8 and 16
+/// lanes (twice as many 32-bit shuffles for 64-bit elements; 4 reductions of `log2(G)`
+/// steps each before, 40), each from a lane the tile finds by an add (a tile is one run of
+/// lanes), with no `fns` in the kernel.
+#[test]
+fn fixed_rows_combine_a_tiles_segments_by_a_reduce_scatter_butterfly() {
+    for &(sm, ptx) in warpsafe_host::ptx::EMBEDDED {
+        for (ty, words) in [("sum_f32", 1), ("max_u32", 1), ("sum_f64", 2), ("max_u64", 2)] {
+            let kernel = format!("warpsafe_segreduce_{ty}_thread");
+            let body = kernel_body(ptx, &kernel);
+            assert_eq!(
+                body.matches("shfl.sync").count(),
+                (2 + 3 + 4 + 5) * words,
+                "sm_{sm} {kernel}: shuffles"
+            );
+            assert!(
+                !body.contains("fns.b32"),
+                "sm_{sm} {kernel}: a tile's shuffle searched its lane with fns"
+            );
+        }
+    }
+}
+
 #[test]
 fn only_the_block_and_scan_strategy_kernels_carry_launch_bounds() {
     use warpsafe::reduce::segmented::{SEGMENT_BLOCKS_PER_SM, SEGMENT_BLOCK_THREADS};

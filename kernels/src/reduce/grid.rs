@@ -176,6 +176,21 @@ pub(super) fn fold_vector<T: Pod, Op: Operator<T>>(acc: T, vector: &Vector, op: 
     acc
 }
 
+/// Combines the `16 / size` elements of one vector in index order, starting from the
+/// first (no identity: for `f32` sums one add fewer than `fold_vector` from the identity,
+/// an add of `+0.0` the compiler may not drop).
+#[inline(always)]
+pub(super) fn vector_total<T: Pod, Op: Operator<T>>(vector: &Vector, op: Op) -> T {
+    let size = size_of::<T>();
+    let mut acc: T = bytemuck::pod_read_unaligned(&vector.0[..size]);
+    let mut k = 1;
+    while k < VECTOR_BYTES / size {
+        acc = op.combine(acc, bytemuck::pod_read_unaligned(&vector.0[k * size..(k + 1) * size]));
+        k += 1;
+    }
+    acc
+}
+
 /// The calling thread's fold of its share of `input[..len]` read as vectors (see the
 /// module docs), for a commutative `op`. No 64-bit division: a block walks its tiles with
 /// a compare, and the one tile that ends past the input (if any) is the next one of the

@@ -75,11 +75,13 @@
 //!   in turn; lane `l` loads vectors `l, l + 32, l + 64, l + 96` of its warp's row (4
 //!   loads in flight, each load of the warp 512 contiguous bytes);
 //! - `B <= 16`: a vector holds `P = 16 / B` segments; the lane folds each in index order
-//!   from the identity and writes the `P` results together (one 16-byte store for `f32`
+//!   from its first element and writes the `P` results together (one 16-byte store for `f32`
 //!   of length 1 or 64-bit elements of length 1, one 8-byte store for `P * size` = 8);
 //! - `B` = 32 to 256: the aligned tile of `G = B / 16` (2 to 16) lanes that loaded a
-//!   segment's vectors folds one each, combines them with the tile's shuffle reduce, and
-//!   its rank 0 writes the result;
+//!   segment's vectors folds one each (from its first element), and the tile combines
+//!   the 4 segments its lanes hold in one reduce-scatter butterfly of shuffles
+//!   (`Segments::shared_rows`), after which ranks `0..min(G, 4)` write one result each
+//!   (two for `G` = 2);
 //! - the segments after the last whole row go through the ordinary loop of the thread
 //!   strategy (with its own vector fold).
 //!
@@ -644,7 +646,7 @@ impl<T: Pod> Segments<T> {
     }
 
     /// Warp rows of segments of `16 / P` bytes, `P` to a vector: each lane folds the `P`
-    /// segments of each of its vectors, each in index order from the identity, and writes
+    /// segments of each of its vectors, each in index order from its first element, and writes
     /// the `P` results with one store ([`store_results`]).
     ///
     /// # Safety
@@ -660,10 +662,12 @@ impl<T: Pod> Segments<T> {
             // SAFETY: row < rows (caller).
             let (first, loaded) = unsafe { self.load_row::<Prefetch256B>(row) };
             for (u, vector) in loaded.iter().enumerate() {
+                // Each segment from its first element (no identity, as `grid::vector_total`).
+                let element =
+                    |k: usize| -> T { bytemuck::pod_read_unaligned(&vector.0[k * size..(k + 1) * size]) };
                 let results: [T; P] = core::array::from_fn(|j| {
-                    (j * per_segment..(j + 1) * per_segment).fold(op.identity(), |acc, k| {
-                        op.combine(acc, bytemuck::pod_read_unaligned(&vector.0[k * size..(k + 1) * size]))
-                    })
+                    (j * per_segment + 1..(j + 1) * per_segment)
+                        .fold(element(j * per_segment), |acc, k| op.combine(acc, element(k)))
                 });
                 let v = first + (u * WARP_SIZE as usize) as u64;
                 // SAFETY: vector v holds segments v P .. (v + 1) P, all below count (the
@@ -676,9 +680,18 @@ impl<T: Pod> Segments<T> {
         }
     }
 
-    /// Warp rows of segments of `16 G` bytes: the aligned [`Tile`] of `G` lanes that read
-    /// a segment's `G` vectors folds one each and combines them with the tile's shuffle
-    /// reduce (fixed order), and its rank 0 writes the result.
+    /// Warp rows of segments of `16 G` bytes. Each lane folds its [`LOADS_IN_FLIGHT`]
+    /// vectors (one of each of 4 segments, whose other vectors the lane's aligned [`Tile`]
+    /// of `G` lanes holds), then the tile combines them by a *reduce-scatter butterfly*:
+    /// at distance 1 each lane keeps half of its segments and hands the partner the other
+    /// half, at distance 2 half again, until a lane holds one segment (two for `G` = 2);
+    /// the steps at the remaining distances (4 and 8, for `G` = 8 and 16) exchange that
+    /// one partial. So `G` = 8 takes 2 + 1 + 1 shuffles a row instead of 4 reductions of 3
+    /// (found with Nsight Compute on the H200: the short-scoreboard wait on the shuffles
+    /// was the largest stall of the rows, 9.0 of 23.9 cycles between a warp's
+    /// instructions at `f32` length 32). Every combination puts the lower rank's partial
+    /// on the left, so each segment gets a fixed tree in rank (that is, index) order. The
+    /// lanes of ranks `0..min(G, 4)` hold the tile's results and write them.
     ///
     /// # Safety
     /// As for [`Segments::reduce_fixed_rows`], whose conditions hold, with segments of `16
@@ -689,19 +702,53 @@ impl<T: Pod> Segments<T> {
         // SAFETY: the block size is a multiple of 32 (caller), so the tile has its G lanes;
         // `row` and `rows` are the same in every lane of a warp (the warp's lanes have
         // consecutive global indices, a multiple of 32 apart from the next warp's), so all
-        // of them run the same iterations and reach each `reduce` together.
+        // of them run the same iterations and reach each shuffle together.
         let tile = unsafe { tile.assume_present() };
+        let rank = tile.thread_rank();
         let warps = thread::grid_threads_x() / WARP_SIZE as u64;
         let mut row = thread::global_index_x() / WARP_SIZE as u64;
         while row < rows {
             // SAFETY: row < rows (caller).
             let (first, loaded) = unsafe { self.load_row::<NoPrefetch>(row) };
-            for (u, vector) in loaded.iter().enumerate() {
-                let total = tile.reduce(grid::fold_vector(op.identity(), vector, op), op);
-                let v = first + (u * WARP_SIZE as usize) as u64;
-                if tile.thread_rank() == 0 {
-                    // SAFETY: the tile's vectors v .. v + G (v a multiple of G at rank 0)
-                    // are segment v / G, below count (the rows are whole); only this lane
+            let mut partials: [T; LOADS_IN_FLIGHT] =
+                core::array::from_fn(|u| grid::vector_total(&loaded[u], op));
+            // partials[..held] are those of vectors `u = lowest ..`, folded over the ranks
+            // that differ from the caller's in the bits below `distance`.
+            let (mut held, mut lowest, mut distance) = (LOADS_IN_FLIGHT, 0, 1);
+            while distance < G {
+                let upper = rank & distance != 0;
+                if held > 1 {
+                    let half = held / 2;
+                    for j in 0..half {
+                        let (kept, given) = if upper {
+                            (partials[half + j], partials[j])
+                        } else {
+                            (partials[j], partials[half + j])
+                        };
+                        let received = tile.shfl_xor(given, distance);
+                        partials[j] =
+                            if upper { op.combine(received, kept) } else { op.combine(kept, received) };
+                    }
+                    if upper {
+                        lowest += half;
+                    }
+                    held = half;
+                } else {
+                    let received = tile.shfl_xor(partials[0], distance);
+                    partials[0] = if upper {
+                        op.combine(received, partials[0])
+                    } else {
+                        op.combine(partials[0], received)
+                    };
+                }
+                distance *= 2;
+            }
+            if rank < LOADS_IN_FLIGHT as u32 {
+                for (j, &total) in partials[..held].iter().enumerate() {
+                    let v = first + ((lowest + j) * WARP_SIZE as usize) as u64;
+                    // SAFETY: vector v lies in segment v / G, below count (the rows are
+                    // whole); the lanes of ranks below min(G, 4) hold distinct vectors
+                    // `lowest + j` of the tile (the butterfly's halves), so only this lane
                     // writes out[v / G].
                     unsafe { out.add((v / G as u64) as usize).write(total) };
                 }

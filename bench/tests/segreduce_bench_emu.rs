@@ -45,12 +45,12 @@ fn dry_run_on_the_emulator_checks_every_output() {
     }
     assert_eq!(points, 2 + 6 + 6);
     assert_eq!(results.rows.len(), points * 4, "three strategies and the ceiling; no CUB");
-    for len in [1, 8, 32] {
+    for len in [1, 8, 32, 128] {
         let detail = &results.find("auto", Pattern::Fixed(len), 16384).unwrap().detail;
         assert_eq!(detail, "strategy thread", "auto reads f32 of length {len} in warp rows");
     }
-    let detail = &results.find("auto", Pattern::Fixed(128), 16384).unwrap().detail;
-    assert_eq!(detail, "strategy tile16", "past 256 bytes auto picks by the average length");
+    let detail = &results.find("auto", Pattern::Fixed(1024), 16384).unwrap().detail;
+    assert_eq!(detail, "strategy warp", "past 512 bytes auto picks by the average length");
     let detail = &results.find("auto", Pattern::PowerLaw, 16384).unwrap().detail;
     assert_eq!(detail, "strategy balanced", "and the balanced strategy for offsets");
     let svg = std::fs::read_to_string(out.join("segmented.svg")).unwrap();

@@ -76,7 +76,7 @@
 //! segment among short ones would otherwise be read by the few workers the average length
 //! gives it (a power-law mix ran at 0.2 % of the read ceiling that way); both read every
 //! element whatever the lengths. For the fixed form with a commutative operator and segments of a power
-//! of two of bytes from 4 to 256 (`f32` of length 1 to 64; `f64` of length 1 to 32:
+//! of two of bytes from 4 to 512 (`f32` of length 1 to 128; `f64` of length 1 to 64:
 //! `warpsafe::reduce::segmented::reads_fixed_rows`) it picks
 //! [`SegmentStrategy::Thread`], whose kernel reads such segments in warp rows of 16-byte
 //! vectors ([`SegmentStrategy::for_fixed`]); for other fixed lengths, where every segment
@@ -98,7 +98,7 @@
 //! the last vector one by one. The fixed form's warp rows: each warp reads 2 KiB rows of
 //! the input, each lane 4 vectors of 16 bytes; a lane folds the 1, 2 or 4 segments
 //! inside each vector and writes their results together (one 16-byte store for `f32` or
-//! a 64-bit type of length 1), or 2 to 16 lanes combine a segment of 32 to 256 bytes
+//! a 64-bit type of length 1), or 2 to 32 lanes combine a segment of 32 to 512 bytes
 //! with shuffles; the segments after the last whole row are reduced one per thread as
 //! usual.
 //!
@@ -293,7 +293,7 @@ impl SegmentStrategy {
     /// The strategy [`SegmentStrategy::Auto`] picks for the fixed form with segments of
     /// `segment_len` elements of `T` over `len` elements, with operator `O` (module docs):
     /// the thread strategy when its kernel reads them in warp rows of 16-byte vectors
-    /// (`O` commutes and a segment has a power of two of bytes from 4 to 256:
+    /// (`O` commutes and a segment has a power of two of bytes from 4 to 512:
     /// `warpsafe::reduce::segmented::reads_fixed_rows`), else
     /// [`SegmentStrategy::for_average`].
     pub fn for_fixed<T, O: Operator<T>>(len: u64, segment_len: u64) -> SegmentStrategy {

@@ -50,7 +50,7 @@ fn segmented_reduce_kernels_read_16_byte_vectors() {
     // they are). The vector fold of every strategy: LOADS_IN_FLIGHT loads in its loop and
     // as many for the last step, without the hint (`NoPrefetch`: streaming reads). The
     // thread kernel also holds the fixed form's warp rows: LOADS_IN_FLIGHT loads for each
-    // segment size, without the hint for segments of 32 to 256 bytes (4 sizes for either
+    // segment size, without the hint for segments of 32 to 512 bytes (5 sizes for either
     // type) and with it for those packed several to a vector (at least 2 sizes). The
     // balanced strategy's batch kernel reads its tiny and short segments' windows with the
     // hint and its medium ones with a warp's fold; its kernel for small inputs folds with
@@ -58,7 +58,7 @@ fn segmented_reduce_kernels_read_16_byte_vectors() {
     // the upper bounds hold only on sm_90.
     let fold = 2 * LOADS_IN_FLIGHT;
     let expected = [
-        ("thread", false, fold + 4 * LOADS_IN_FLIGHT, None, "vector fold and shared warp-row loads"),
+        ("thread", false, fold + 5 * LOADS_IN_FLIGHT, None, "vector fold and shared warp-row loads"),
         ("thread", true, 2 * LOADS_IN_FLIGHT, None, "packed warp-row loads"),
         ("tile4", false, fold, None, "vector fold loads"),
         ("tile4", true, 0, Some(0), "no prefetching load"),
@@ -93,11 +93,11 @@ fn segmented_reduce_kernels_read_16_byte_vectors() {
     }
 }
 
-/// The fixed form's warp rows of 32 to 256 bytes combine the 4 segments a tile's lanes
-/// hold by a reduce-scatter butterfly: 2 + 3 + 4 + 5 shuffles for tiles of 2, 4, 8 and 16
-/// lanes (twice as many 32-bit shuffles for 64-bit elements; 4 reductions of `log2(G)`
-/// steps each before, 40), each from a lane the tile finds by an add (a tile is one run of
-/// lanes), with no `fns` in the kernel.
+/// The fixed form's warp rows of 32 to 512 bytes combine the 4 segments a tile's lanes
+/// hold by a reduce-scatter butterfly: 2 + 3 + 4 + 5 + 6 shuffles for tiles of 2, 4, 8,
+/// 16 and 32 lanes (twice as many 32-bit shuffles for 64-bit elements; with 4 reductions
+/// of `log2(G)` steps each a row, 40 up to 16 lanes), each from a lane the tile finds by
+/// an add (a tile is one run of lanes), with no `fns` in the kernel.
 #[test]
 fn fixed_rows_combine_a_tiles_segments_by_a_reduce_scatter_butterfly() {
     for &(sm, ptx) in warpsafe_host::ptx::EMBEDDED {
@@ -106,7 +106,7 @@ fn fixed_rows_combine_a_tiles_segments_by_a_reduce_scatter_butterfly() {
             let body = kernel_body(ptx, &kernel);
             assert_eq!(
                 body.matches("shfl.sync").count(),
-                (2 + 3 + 4 + 5) * words,
+                (2 + 3 + 4 + 5 + 6) * words,
                 "sm_{sm} {kernel}: shuffles"
             );
             assert!(

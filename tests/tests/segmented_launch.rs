@@ -186,10 +186,10 @@ fn patterns(scale: u64) -> Vec<(&'static str, Vec<u64>)> {
 }
 
 /// Lengths the fixed form is checked at for each segment length (some not multiples).
-/// With `rows` (`Auto` and the thread strategy, whose kernel reads lengths 1 to 64 in
-/// warp rows of 2 KiB for 32-bit types, 1 to 32 for 64-bit ones) also those lengths and
+/// With `rows` (`Auto` and the thread strategy, whose kernel reads lengths 1 to 128 in
+/// warp rows of 2 KiB for 32-bit types, 1 to 64 for 64-bit ones) also those lengths and
 /// 3, 5, 12 (the ordinary path), at 31, 33, 2^k +- 1, and whole rows plus a partial one;
-/// on the GPU (`scale` > 1) at 2^20 + 7 elements, and for lengths 1, 16 and 64 at
+/// on the GPU (`scale` > 1) at 2^20 + 7 elements, and for lengths 1, 16 and 128 at
 /// 2^24 - 1.
 fn fixed_cases(scale: u64, rows: bool) -> Vec<(u64, u64)> {
     let mut cases = Vec::new();
@@ -199,14 +199,14 @@ fn fixed_cases(scale: u64, rows: bool) -> Vec<(u64, u64)> {
         for n in [0, 1, len - 1, 3 * len + 5, 600 * scale + 33] {
             cases.push((len, n));
         }
-        if rows && len <= 64 {
+        if rows && len <= 128 {
             cases.extend([31, 33, 511, 513, 4 * 512 + 37].map(|n| (len, n)));
             if scale > 1 {
                 cases.push((len, (1 << 20) + 7));
             }
             // Several warp rows per warp of a full grid: the shortest and the longest row
             // length (each case costs the debug-built host seconds to make and model).
-            if scale > 1 && (len == 1 || len == 16 || len == 64) {
+            if scale > 1 && (len == 1 || len == 16 || len == 128) {
                 cases.push((len, (1 << 24) - 1));
             }
         }
@@ -417,7 +417,7 @@ fn vector_loads_count_every_element_once_at_every_misalignment() {
 }
 
 /// f32 sums of the power-law pattern with `options` on `device`, then, for the thread
-/// strategy, of fixed lengths 1, 2, 4, 8, 16 (its warp rows) and 3 over 3 rows and a part,
+/// strategy, of fixed lengths 1 to 128 (its warp rows) and 3 over 3 rows and a part,
 /// as bits. (The other strategies read the fixed form as they read offsets; leaving them
 /// out keeps the emulated test short.)
 fn f32_sums(device: &Device, options: SegmentedOptions) -> Vec<u32> {
@@ -434,7 +434,7 @@ fn f32_sums(device: &Device, options: SegmentedOptions) -> Vec<u32> {
         return sums.into_iter().map(f32::to_bits).collect();
     }
     let fixed = device.upload(&data[..3 * 512 + 37]).unwrap();
-    for segment_len in [1, 2, 4, 8, 16, 32, 64, 3] {
+    for segment_len in [1, 2, 4, 8, 16, 32, 64, 128, 3] {
         let mut output = device.alloc_zeroed::<f32>(fixed.len().div_ceil(segment_len as usize)).unwrap();
         reducer.reduce_fixed(&fixed, segment_len, &mut output).unwrap();
         sums.extend(output.download().unwrap());
@@ -870,19 +870,19 @@ fn bad_input_gets_a_typed_error() {
 #[test]
 fn auto_picks_the_thread_strategy_for_fixed_lengths_read_in_warp_rows() {
     let f32_sum = SegmentStrategy::for_fixed::<f32, Sum>;
-    // Powers of two from 4 to 256 bytes (ROW_SEGMENT_BYTES).
-    for segment_len in [1, 2, 4, 8, 16, 32, 64] {
+    // Powers of two from 4 to 512 bytes (ROW_SEGMENT_BYTES).
+    for segment_len in [1, 2, 4, 8, 16, 32, 64, 128] {
         assert_eq!(f32_sum(1 << 24, segment_len), SegmentStrategy::Thread, "f32 {segment_len}");
     }
-    assert_eq!(warpsafe::reduce::segmented::ROW_SEGMENT_BYTES, 256);
-    // 512 bytes, 12 bytes, 96 bytes: by the average.
-    assert_eq!(f32_sum(1 << 24, 128), SegmentStrategy::Tile16);
+    assert_eq!(warpsafe::reduce::segmented::ROW_SEGMENT_BYTES, 512);
+    // 1024 bytes, 12 bytes, 96 bytes: by the average.
+    assert_eq!(f32_sum(1 << 24, 256), SegmentStrategy::Tile16);
     assert_eq!(f32_sum(1 << 24, 3), SegmentStrategy::Thread);
     assert_eq!(f32_sum(1 << 24, 24), SegmentStrategy::Tile4);
     assert_eq!(f32_sum(1 << 24, 65536), SegmentStrategy::Block);
     assert_eq!(SegmentStrategy::for_fixed::<f64, Max>(1 << 24, 8), SegmentStrategy::Thread);
-    assert_eq!(SegmentStrategy::for_fixed::<f64, Max>(1 << 24, 32), SegmentStrategy::Thread);
-    assert_eq!(SegmentStrategy::for_fixed::<f64, Max>(1 << 24, 64), SegmentStrategy::Tile16);
+    assert_eq!(SegmentStrategy::for_fixed::<f64, Max>(1 << 24, 64), SegmentStrategy::Thread);
+    assert_eq!(SegmentStrategy::for_fixed::<f64, Max>(1 << 24, 128), SegmentStrategy::Tile16);
     assert_eq!(SegmentStrategy::for_fixed::<u64, Sum>(1 << 24, 6), SegmentStrategy::Tile4);
     // Not commutative: never read as vectors, so by the average.
     assert_eq!(SegmentStrategy::for_fixed::<Affine, Compose>(1 << 24, 8), SegmentStrategy::Tile4);

@@ -23,7 +23,7 @@
 //!
 //! | strategy | function | who reduces one segment |
 //! | --- | --- | --- |
-//! | thread | [`tile_per_segment`]`::<_, _, 1>` | one thread (many segments per thread over the grid); for the fixed form's short segments read in warp rows ([`reads_fixed_rows`], below) one lane, or an aligned tile of 2 to 16 lanes |
+//! | thread | [`tile_per_segment`]`::<_, _, 1>` | one thread (many segments per thread over the grid); for the fixed form's short segments read in warp rows ([`reads_fixed_rows`], below) one lane, or an aligned tile of 2 to 32 lanes |
 //! | tile of 4 or 16 lanes | [`tile_per_segment`]`::<_, _, 4>`, `::<_, _, 16>` | an aligned [`Tile`] of the warp, combined with the tile's shuffles (without the per-call presence check, which the launch shape proves) |
 //! | warp | [`tile_per_segment`]`::<_, _, 32>` | a whole warp |
 //! | block | [`block_per_segment`] | a whole block, combined with [`block::reduce`] |
@@ -67,17 +67,17 @@
 //! A thread per segment that reads one short segment after another keeps few bytes in
 //! flight. So the thread strategy's kernel first reduces the fixed form in *warp rows*
 //! when the operator commutes, `T`'s size divides 16, a segment has `B` bytes, a power of
-//! two from 4 to 256 ([`reads_fixed_rows`]: `f32` of length 1 to 64; `f64` of length 1
-//! to 32) and the input and output are 16-byte aligned (every buffer is 256-byte aligned
+//! two from 4 to 512 ([`reads_fixed_rows`]: `f32` of length 1 to 128; `f64` of length 1
+//! to 64) and the input and output are 16-byte aligned (every buffer is 256-byte aligned
 //! on both backends), so that segment `s` starts at byte `s * B` and lies whole inside
-//! one vector, or covers 2 to 16 whole ones:
+//! one vector, or covers 2 to 32 whole ones:
 //! - the input's whole 2 KiB rows of [`ROW_VECTORS`] vectors go to the warps of the grid
 //!   in turn; lane `l` loads vectors `l, l + 32, l + 64, l + 96` of its warp's row (4
 //!   loads in flight, each load of the warp 512 contiguous bytes);
 //! - `B <= 16`: a vector holds `P = 16 / B` segments; the lane folds each in index order
 //!   from its first element and writes the `P` results together (one 16-byte store for `f32`
 //!   of length 1 or 64-bit elements of length 1, one 8-byte store for `P * size` = 8);
-//! - `B` = 32 to 256: the aligned tile of `G = B / 16` (2 to 16) lanes that loaded a
+//! - `B` = 32 to 512: the aligned tile of `G = B / 16` (2 to 32) lanes that loaded a
 //!   segment's vectors folds one each (from its first element), and the tile combines
 //!   the 4 segments its lanes hold in one reduce-scatter butterfly of shuffles
 //!   (`Segments::shared_rows`), after which ranks `0..min(G, 4)` write one result each
@@ -148,15 +148,18 @@ pub const LOADS_IN_FLIGHT: usize = 4;
 pub const ROW_VECTORS: u64 = LOADS_IN_FLIGHT as u64 * WARP_SIZE as u64;
 
 /// The longest segment, in bytes, that the fixed form reads in warp rows
-/// ([`reads_fixed_rows`]): 16 lanes' vectors, reduced by the 16-lane tile's shuffles.
-/// Rows read the input in the grid-stride order of the grid reductions, with 4 loads in
-/// flight per lane. Measured on an H200 (2026-11-28, `segreduce-bench --quick`, rows up
-/// to 64 bytes against up to 512, two rounds in one command): `f32` of length 64 (256
-/// bytes) took 265 us at 2^28 against 510 with a 16-lane tile per segment (21.9 against
-/// 36.5 at 2^24), length 32 (128 bytes) 285 against 299 with a 4-lane tile (the same at
-/// 2^24); but length 128 (512 bytes, a whole warp's load) 524-531 against 283-284 with
-/// a 16-lane tile, so rows stop at 256 bytes.
-pub const ROW_SEGMENT_BYTES: u64 = 16 * grid::VECTOR_BYTES as u64;
+/// ([`reads_fixed_rows`]): a whole warp's vectors, 4 segments a row, combined by the
+/// warp's reduce-scatter butterfly (6 shuffles a row). Rows read the input in the
+/// grid-stride order of the grid reductions, with 4 loads in flight per lane. Measured
+/// on an H200 (2026-11-28, `segreduce-bench --quick`): `f32` of length 64 (256 bytes)
+/// took 265 us at 2^28 against 510 with a 16-lane tile per segment (21.9 against 36.5 at
+/// 2^24), length 32 (128 bytes) 285 against 299 with a 4-lane tile (the same at 2^24);
+/// length 128 (512 bytes), with the butterfly, 258 against 285 us with a 16-lane tile
+/// (19.5 against 21.7 at 2^24: 94 % of the read ceiling against 85 %,
+/// `bench/results/2026-11-28-h200/segmented-rows-512-bytes.txt`; before the butterfly,
+/// with 4 warp reductions a row, 512-byte rows had taken twice the tile's time). Past
+/// 512 bytes a segment would span rows.
+pub const ROW_SEGMENT_BYTES: u64 = 32 * grid::VECTOR_BYTES as u64;
 
 /// Threads the thread strategy's launch needs so that every warp row of the fixed form
 /// has its own warp while the grid is below a wave: 32 per whole row when
@@ -603,7 +606,7 @@ impl<T: Pod> Segments<T> {
         }
         let rows = self.len / (ROW_VECTORS * grid::elements_per_vector::<T>() as u64);
         let segment_bytes = self.segment_len * size_of::<T>() as u64;
-        // SAFETY: forwarded from the caller; the segments are 4 to 256 bytes, a power of
+        // SAFETY: forwarded from the caller; the segments are 4 to 512 bytes, a power of
         // two (`reads_fixed_rows`), the input and output 16-byte aligned (just checked). The
         // guards on the element size are always true for such a segment (it holds at
         // least one element); they only spare the compiler impossible instantiations.
@@ -615,7 +618,8 @@ impl<T: Pod> Segments<T> {
                 32 => self.shared_rows::<Op, 2>(rows, out, op),
                 64 => self.shared_rows::<Op, 4>(rows, out, op),
                 128 => self.shared_rows::<Op, 8>(rows, out, op),
-                _ => self.shared_rows::<Op, 16>(rows, out, op),
+                256 => self.shared_rows::<Op, 16>(rows, out, op),
+                _ => self.shared_rows::<Op, 32>(rows, out, op),
             }
         }
         // A power of two: a shift, not a 64-bit division.
@@ -685,7 +689,7 @@ impl<T: Pod> Segments<T> {
     /// of `G` lanes holds), then the tile combines them by a *reduce-scatter butterfly*:
     /// at distance 1 each lane keeps half of its segments and hands the partner the other
     /// half, at distance 2 half again, until a lane holds one segment (two for `G` = 2);
-    /// the steps at the remaining distances (4 and 8, for `G` = 8 and 16) exchange that
+    /// the steps at the remaining distances (4, 8 and 16, for `G` = 8 to 32) exchange that
     /// one partial. So `G` = 8 takes 2 + 1 + 1 shuffles a row instead of 4 reductions of 3
     /// (found with Nsight Compute on the H200: the short-scoreboard wait on the shuffles
     /// was the largest stall of the rows, 9.0 of 23.9 cycles between a warp's
@@ -762,7 +766,7 @@ impl<T: Pod> Segments<T> {
 /// warp rows of 16-byte vectors (`Segments::reduce_fixed_rows`, for a commutative
 /// operator): when `T`'s size divides 16 and a segment has a power of two of bytes from 4
 /// to [`ROW_SEGMENT_BYTES`], so that (from a 16-byte aligned input) each segment lies
-/// whole inside one vector or covers 2 to 16 whole vectors. For such lengths the host's
+/// whole inside one vector or covers 2 to 32 whole vectors. For such lengths the host's
 /// `Auto` picks the thread strategy, whose kernel contains the rows.
 pub const fn reads_fixed_rows<T>(segment_len: u64) -> bool {
     if grid::elements_per_vector::<T>() == 0 {

@@ -46,6 +46,9 @@ use crate::thread;
 /// [`exclusive_scan`] need: 32 warp totals, 32 warp prefixes and the block's result.
 pub const SCRATCH_LEN: usize = 65;
 
+/// Elements of block-shared scratch that [`reduce_to_leader`] needs: the 32 warp totals.
+pub const LEADER_SCRATCH_LEN: usize = WARP_SIZE as usize;
+
 /// Slot of the first warp prefix.
 const PREFIXES: usize = 32;
 /// Slot of the block's result.
@@ -123,8 +126,9 @@ pub unsafe fn reduce<T: Pod, Op: Operator<T>>(scratch: SharedSlice<T>, value: T,
 /// thread 0 publishes a block's partial.
 ///
 /// # Safety
-/// As for [`reduce`], and a block barrier separates this call from the next use of
-/// `scratch` (warp 0 may still be reading the warp totals when other warps return).
+/// As for [`reduce`], except that `scratch` needs only [`LEADER_SCRATCH_LEN`] elements;
+/// and a block barrier separates this call from the next use of `scratch` (warp 0 may
+/// still be reading the warp totals when other warps return).
 #[inline(always)]
 pub unsafe fn reduce_to_leader<T: Pod, Op: Operator<T>>(scratch: SharedSlice<T>, value: T, op: Op) -> T {
     let at = Position::here();

@@ -304,6 +304,19 @@ impl<T: Pod> Segments<T> {
         unsafe { self.fold_with::<Op, true, PAIRED>(begin, end, lane, u64::from(WARP_SIZE), op) }
     }
 
+    /// Rank `rank` of a block of `ranks` threads' fold of segment `s`: two steps' loads
+    /// issued together while two whole steps remain (`PAIRED`: the same partials in the
+    /// same order, so the same bits as [`Segments::fold`]).
+    ///
+    /// # Safety
+    /// `s < count()`.
+    #[inline(always)]
+    unsafe fn fold_by_block<Op: Operator<T>>(&self, s: u64, rank: u64, ranks: u64, op: Op) -> T {
+        let (begin, end) = self.bounds(s);
+        // SAFETY: a range from `bounds`.
+        unsafe { self.fold_with::<Op, false, true>(begin, end, rank, ranks, op) }
+    }
+
     /// [`Segments::fold`], with the vector fold's steps as `WHOLE_LAST_STEP` and `PAIRED`
     /// say ([`Segments::fold_vectors`]).
     ///
@@ -858,17 +871,38 @@ pub unsafe fn tile_per_segment<T: Pod, Op: Operator<T>, const LANES: u32>(
 /// - `segments` and `out` as for [`tile_per_segment`].
 #[inline(always)]
 pub unsafe fn block_per_segment<T: Pod, Op: Operator<T>>(segments: Segments<T>, out: *mut T, op: Op) {
-    let scratch = shared::dynamic::<T>();
     let rank = thread::linear_thread_idx() as u64;
     let ranks = thread::block_threads() as u64;
     let blocks = thread::grid_blocks() as u64;
+    let half = block::LEADER_SCRATCH_LEN;
     let mut s = thread::linear_block_idx() as u64;
-    // Uniform over the block: every thread reaches each block::reduce.
+    let mut odd = false;
+    // Uniform over the block: every thread reaches each block reduction.
     while s < segments.count() {
-        // SAFETY: every thread of the block calls this (the loop is uniform over the
-        // block), with the launch's dynamic shared memory, which only block::reduce uses;
-        // s < count, and no other block takes s.
-        unsafe { reduce_by_block(segments, s, out, scratch, rank, ranks, op) };
+        // One barrier a segment: `reduce_to_leader` leaves the result in warp 0, whose
+        // other warps go on to the next segment's loads while warp 0 combines the warp
+        // totals. Those lie in the first half of the scratch for one segment and in the
+        // second half for the next, so that the next segment's writes never meet this
+        // one's reads, and the segment after it, which writes this half again, comes
+        // after the next one's barrier, which warp 0 reaches only once it has read these.
+        // Measured on an H200 (2026-11-28, `segreduce-bench --strategy auto,block`, two
+        // rounds in two commands, against two barriers a segment): L = 16384 `f32` at 2^24
+        // 20.4-20.9 against 22.0-22.7 us, 243 against 256-260 at 2^28; L = 4096 at 2^28
+        // 387 against 435; L = 65536 at 2^28 0.3 % slower, 240.3-240.8 against 239.6-240.3
+        // (`bench/results/2026-11-28-h200/segmented-block-one-barrier.txt`).
+        let scratch = shared::dynamic_part::<T>(if odd { half * size_of::<T>() } else { 0 }, half);
+        // SAFETY: s < count.
+        let mine = unsafe { segments.fold_by_block(s, rank, ranks, op) };
+        // SAFETY: every thread of the block, with a half of the launch's dynamic shared
+        // memory (`shared_bytes`), which only this reduction uses, and which the previous
+        // call did not use while the one before it is behind the previous call's barrier.
+        let total = unsafe { block::reduce_to_leader(scratch, mine, op) };
+        if rank == 0 {
+            // SAFETY: s < count, and only this block's thread 0 writes out[s]; it is in
+            // warp 0, which holds the result.
+            unsafe { out.add(s as usize).write(total) };
+        }
+        odd = !odd;
         s += blocks;
     }
 }
@@ -892,12 +926,8 @@ unsafe fn reduce_by_block<T: Pod, Op: Operator<T>>(
     ranks: u64,
     op: Op,
 ) {
-    let (begin, end) = segments.bounds(s);
-    // A block's fold: two steps' loads issued together while two whole steps remain
-    // (`Segments::fold_vectors`'s `PAIRED`: the same partials in the same order, so the
-    // same bits as `Segments::fold`).
-    // SAFETY: a range from `bounds`.
-    let mine = unsafe { segments.fold_with::<Op, false, true>(begin, end, rank, ranks, op) };
+    // SAFETY: s < count (caller).
+    let mine = unsafe { segments.fold_by_block(s, rank, ranks, op) };
     // SAFETY: every thread of the block, with `scratch` (caller).
     let total = unsafe { block::reduce(scratch, mine, op) };
     if rank == 0 {

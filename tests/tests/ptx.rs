@@ -117,6 +117,32 @@ fn fixed_rows_combine_a_tiles_segments_by_a_reduce_scatter_butterfly() {
     }
 }
 
+/// The block strategy reduces each segment with one block barrier
+/// (`block::reduce_to_leader` over alternating halves of the scratch; `block::reduce` had
+/// two), and the balanced strategy's kernel for small inputs keeps `block::reduce`'s two
+/// beside its own barrier and its two `barrier.red.or`.
+#[test]
+fn the_block_strategy_meets_once_a_segment() {
+    for &(sm, ptx) in warpsafe_host::ptx::EMBEDDED {
+        for ty in ["sum_f32", "max_u64"] {
+            let count = |kernel: &str| {
+                let body = kernel_body(ptx, &format!("warpsafe_segreduce_{ty}_{kernel}"));
+                (body.matches("barrier.sync").count(), body.matches("barrier.red.or").count())
+            };
+            assert_eq!(
+                count("block"),
+                (1, 0),
+                "sm_{sm} {ty}: the block kernel's (barrier.sync, barrier.red.or)"
+            );
+            assert_eq!(
+                count("small"),
+                (3, 2),
+                "sm_{sm} {ty}: the small-input kernel's (barrier.sync, barrier.red.or)"
+            );
+        }
+    }
+}
+
 #[test]
 fn only_the_block_and_scan_strategy_kernels_carry_launch_bounds() {
     use warpsafe::reduce::segmented::{SEGMENT_BLOCKS_PER_SM, SEGMENT_BLOCK_THREADS};

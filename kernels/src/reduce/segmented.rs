@@ -889,7 +889,9 @@ pub unsafe fn block_per_segment<T: Pod, Op: Operator<T>>(segments: Segments<T>, 
         // rounds in two commands, against two barriers a segment): L = 16384 `f32` at 2^24
         // 20.4-20.9 against 22.0-22.7 us, 243 against 256-260 at 2^28; L = 4096 at 2^28
         // 387 against 435; L = 65536 at 2^28 0.3 % slower, 240.3-240.8 against 239.6-240.3
-        // (`bench/results/2026-11-28-h200/segmented-block-one-barrier.txt`).
+        // (`bench/results/2026-11-28-h200/segmented-block-one-barrier.txt`). An earlier
+        // try (cebeeb2) had been 1.5-12 % slower at L = 65536, before this kernel's paired
+        // loads under launch bounds.
         let scratch = shared::dynamic_part::<T>(if odd { half * size_of::<T>() } else { 0 }, half);
         // SAFETY: s < count.
         let mine = unsafe { segments.fold_by_block(s, rank, ranks, op) };

@@ -111,6 +111,15 @@ pub(super) fn head_elements<T>(address: u64, len: u64) -> u64 {
 #[repr(C, align(16))]
 pub(super) struct Vector(pub(super) [u8; VECTOR_BYTES]);
 
+impl Vector {
+    /// Element `k` of the vector read as `T`s (`T`'s size divides 16).
+    #[inline(always)]
+    pub(super) fn element<T: Pod>(&self, k: usize) -> T {
+        let size = size_of::<T>();
+        bytemuck::pod_read_unaligned(&self.0[k * size..(k + 1) * size])
+    }
+}
+
 /// Where the calling thread stands in the grid, in linear terms.
 #[derive(Clone, Copy)]
 struct Share {
@@ -165,12 +174,10 @@ pub(super) unsafe fn load_vector<T, P: L2Prefetch>(ptr: *const Vector) -> Vector
 /// Combines the elements of one vector into `acc`, in index order.
 #[inline(always)]
 pub(super) fn fold_vector<T: Pod, Op: Operator<T>>(acc: T, vector: &Vector, op: Op) -> T {
-    let size = size_of::<T>();
     let mut acc = acc;
     let mut k = 0;
-    while k < VECTOR_BYTES / size {
-        let element: T = bytemuck::pod_read_unaligned(&vector.0[k * size..(k + 1) * size]);
-        acc = op.combine(acc, element);
+    while k < VECTOR_BYTES / size_of::<T>() {
+        acc = op.combine(acc, vector.element(k));
         k += 1;
     }
     acc
@@ -181,11 +188,10 @@ pub(super) fn fold_vector<T: Pod, Op: Operator<T>>(acc: T, vector: &Vector, op: 
 /// an add of `+0.0` the compiler may not drop).
 #[inline(always)]
 pub(super) fn vector_total<T: Pod, Op: Operator<T>>(vector: &Vector, op: Op) -> T {
-    let size = size_of::<T>();
-    let mut acc: T = bytemuck::pod_read_unaligned(&vector.0[..size]);
+    let mut acc = vector.element(0);
     let mut k = 1;
-    while k < VECTOR_BYTES / size {
-        acc = op.combine(acc, bytemuck::pod_read_unaligned(&vector.0[k * size..(k + 1) * size]));
+    while k < VECTOR_BYTES / size_of::<T>() {
+        acc = op.combine(acc, vector.element(k));
         k += 1;
     }
     acc

@@ -588,8 +588,7 @@ impl<T: Pod> Segments<T> {
                 for k in 0..grid::VECTOR_BYTES / size {
                     let offset = at + (k * size) as u32;
                     if first + u < SLOTS && offset.wrapping_sub(lo) < hi - lo {
-                        let element: T = bytemuck::pod_read_unaligned(&vector.0[k * size..(k + 1) * size]);
-                        acc = op.combine(acc, element);
+                        acc = op.combine(acc, vector.element(k));
                     }
                 }
             }
@@ -671,7 +670,6 @@ impl<T: Pod> Segments<T> {
     /// / P` bytes and `rows` the input's whole rows.
     #[inline(always)]
     unsafe fn packed_rows<Op: Operator<T>, const P: usize>(&self, rows: u64, out: *mut T, op: Op) {
-        let size = size_of::<T>();
         let per_segment = grid::elements_per_vector::<T>() / P;
         let warps = thread::grid_threads_x() / WARP_SIZE as u64;
         let mut row = thread::global_index_x() / WARP_SIZE as u64;
@@ -680,11 +678,9 @@ impl<T: Pod> Segments<T> {
             let (first, loaded) = unsafe { self.load_row::<Prefetch256B>(row) };
             for (u, vector) in loaded.iter().enumerate() {
                 // Each segment from its first element (no identity, as `grid::vector_total`).
-                let element =
-                    |k: usize| -> T { bytemuck::pod_read_unaligned(&vector.0[k * size..(k + 1) * size]) };
                 let results: [T; P] = core::array::from_fn(|j| {
                     (j * per_segment + 1..(j + 1) * per_segment)
-                        .fold(element(j * per_segment), |acc, k| op.combine(acc, element(k)))
+                        .fold(vector.element(j * per_segment), |acc, k| op.combine(acc, vector.element(k)))
                 });
                 let v = first + (u * WARP_SIZE as usize) as u64;
                 // SAFETY: vector v holds segments v P .. (v + 1) P, all below count (the

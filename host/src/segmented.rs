@@ -87,7 +87,7 @@
 //! | up to 4 | [`SegmentStrategy::Thread`] | one thread (many segments per thread) |
 //! | up to 48 | [`SegmentStrategy::Tile4`] | 4 lanes of a warp |
 //! | up to 256 | [`SegmentStrategy::Tile16`] | 16 lanes |
-//! | up to 2048, or up to 16384 with at least 2048 segments | [`SegmentStrategy::Warp`] | a warp |
+//! | up to 2048, or up to 8192 with at least 2048 segments | [`SegmentStrategy::Warp`] | a warp |
 //! | longer | [`SegmentStrategy::Block`] | a block of 512 threads |
 //!
 //! The grid is at most one wave of resident blocks (multiprocessors times the kernel's
@@ -198,16 +198,19 @@ use crate::{
 
 /// With at least [`MANY_SEGMENTS`] segments the warp strategy, not the block one, takes
 /// average lengths up to this many elements: a block of 512 threads reads a segment of
-/// 4096 `f32`s in one step with half its threads idle, and its 48 registers leave 2 blocks
+/// 4096 `f32`s in one step with half its threads idle, and its registers leave 2 blocks
 /// per SM, so with enough segments a warp each keeps more bytes in flight. Measured on an
 /// H100 (2026-11-27, `segreduce-bench --strategy auto,warp,block --patterns
 /// 2048,4096,8192,16384,32768 --sizes 20,24,28`, `f32` sums), warp against block: L = 4096
 /// at 2^24 27.2 against 41.3 us and at 2^28 354 against 553 (CUB 25.0 and 339); L = 8192
-/// 29.2 against 33.2 and 357 against 445; L = 16384 at 2^28 355 against 371; but with
-/// fewer segments the block wins (L = 4096 at 2^20, 256 segments: 4.2 against 5.5 us;
-/// L = 16384 at 2^24, 1 024 segments: 29.5 against 37.0), as it does from L = 32768 (356
-/// against 368 at 2^28).
-const MANY_WARP_MAX: u64 = 16384;
+/// 29.2 against 33.2 and 357 against 445; with fewer segments the block wins (L = 4096 at
+/// 2^20, 256 segments: 4.2 against 5.5 us). Up to 16384 until the block strategy met once
+/// a segment (48a5c3c); since, on an H200 (2026-11-28, the same command with sizes
+/// 20,24,25,26,28, `bench/results/2026-11-28-h200/segmented-warp-block-session35.txt`),
+/// L = 16384 takes 36.5 against 37.0 us at 2^25 and 242.9 against 251.6 at 2^28 by block
+/// (66.2 against 65.7 at 2^26), while at L = 8192 the warp still wins (20.0 against 21.2
+/// at 2^24, 243.7 against 256.6 at 2^28). Not yet measured on an H100.
+const MANY_WARP_MAX: u64 = 8192;
 
 /// The segment count from which [`MANY_WARP_MAX`] applies (a constant rather than a
 /// function of the GPU, so that `Auto` picks the same strategy, and so the same bits, on

@@ -901,12 +901,13 @@ fn auto_picks_by_average_length() {
     assert_eq!(pick(1024 << 10, 1 << 10), SegmentStrategy::Warp);
     assert_eq!(pick(2048 << 10, 1 << 10), SegmentStrategy::Warp);
     assert_eq!(pick(65536 << 10, 1 << 10), SegmentStrategy::Block);
-    // Longer than 2048: a warp each only with at least 2048 segments, up to 16384.
+    // Longer than 2048: a warp each only with at least 2048 segments, up to 8192.
     assert_eq!(pick(4096 << 8, 1 << 8), SegmentStrategy::Block);
     assert_eq!(pick(4096 << 11, 1 << 11), SegmentStrategy::Warp);
     assert_eq!(pick((4096 << 11) - 1, (1 << 11) - 1), SegmentStrategy::Block);
-    assert_eq!(pick(16384 << 14, 1 << 14), SegmentStrategy::Warp);
-    assert_eq!(pick((16384 << 14) + (1 << 14), 1 << 14), SegmentStrategy::Block);
+    assert_eq!(pick(8192 << 14, 1 << 14), SegmentStrategy::Warp);
+    assert_eq!(pick((8192 << 14) + (1 << 14), 1 << 14), SegmentStrategy::Block);
+    assert_eq!(pick(16384 << 14, 1 << 14), SegmentStrategy::Block);
     assert_eq!(pick(32768 << 13, 1 << 13), SegmentStrategy::Block);
     assert_eq!(pick(0, 0), SegmentStrategy::Thread);
     // Auto: balanced for offsets (whatever the lengths); for a fixed length the warp rows
@@ -924,7 +925,7 @@ fn auto_picks_by_average_length() {
 
 /// Auto's rule for long averages on the device (GPU only: 2048 segments of more than 2048
 /// elements are millions of elements, too many for the emulator; the rule itself is
-/// checked above): the fixed form with average lengths 2049 to 16384 (whole elements per
+/// checked above): the fixed form with average lengths 2049 to 8192 (whole elements per
 /// segment, rounded down) and at least 2048 segments gives the warp strategy's bits; with
 /// fewer segments, or longer ones, the block strategy's. Random floats make the two
 /// strategies' orders of combination give other bits, which the test checks first, so a
@@ -938,9 +939,10 @@ fn auto_reduces_many_long_segments_with_the_warp_strategy_on_the_gpu() {
         (2050, 2048, SegmentStrategy::Warp),
         (4096, 2048, SegmentStrategy::Warp),
         (8192, 2100, SegmentStrategy::Warp),
-        (16384, 2048, SegmentStrategy::Warp),
+        (8193, 2048, SegmentStrategy::Warp),
         (4096, 2047, SegmentStrategy::Block),
-        (16386, 2048, SegmentStrategy::Block),
+        (8194, 2048, SegmentStrategy::Block),
+        (16384, 2048, SegmentStrategy::Block),
     ] {
         // The last segment one element short: a partial one at the end.
         let n = segment_len * segments - 1;

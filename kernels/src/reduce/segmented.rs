@@ -182,10 +182,14 @@ pub enum BadSegment {
     PastInput = 1,
 }
 
-/// Dynamic shared memory, in bytes, that every segmented-reduce kernel over `T` needs
-/// (the block strategy's [`block::reduce`] scratch; the others ignore it).
+/// Dynamic shared memory, in bytes, that every segmented-reduce kernel over `T` needs:
+/// the larger of the block strategy's two halves of [`block::LEADER_SCRATCH_LEN`]
+/// ([`block_per_segment`]) and the small-input kernel's [`block::reduce`] scratch
+/// ([`block::SCRATCH_LEN`]); the other kernels ignore it.
 pub const fn shared_bytes<T>() -> usize {
-    block::SCRATCH_LEN * core::mem::size_of::<T>()
+    let halves = 2 * block::LEADER_SCRATCH_LEN;
+    let elements = if halves > block::SCRATCH_LEN { halves } else { block::SCRATCH_LEN };
+    elements * core::mem::size_of::<T>()
 }
 
 /// The segments of one launch: the input, and either a fixed length or offsets.

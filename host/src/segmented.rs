@@ -88,7 +88,7 @@
 //! | up to 48 | [`SegmentStrategy::Tile4`] | 4 lanes of a warp |
 //! | up to 256 | [`SegmentStrategy::Tile16`] | 16 lanes |
 //! | up to 2048, or up to 8192 with at least 2048 segments | [`SegmentStrategy::Warp`] | a warp |
-//! | longer | [`SegmentStrategy::Block`] | a block of 512 threads |
+//! | longer | [`SegmentStrategy::Block`] | a block of 512 threads (256 from 512 segments) |
 //!
 //! The grid is at most one wave of resident blocks (multiprocessors times the kernel's
 //! occupancy, capped by [`SegmentedOptions::max_blocks`]); workers loop over segments.
@@ -154,7 +154,8 @@
 //! `long_elements` and `chunk_elements`, through which class the segment's length puts
 //! it in; in a small input, whether the segment is longer than a 32nd of the input and
 //! 8 KiB, a block's fold, or a warp's; for the scan strategy, through the chunk length,
-//! the input's length) and the operator's
+//! the input's length; for the block strategy, through its block size, the segment
+//! count: [`SegmentStrategy::block_threads`]) and the operator's
 //! [`Operator::COMMUTATIVE`] (the grid size does not matter), so for the same input and
 //! strategy float results are the same bits on every run, on the GPU and the emulator.
 //!
@@ -217,6 +218,36 @@ const MANY_WARP_MAX: u64 = 8192;
 /// every device and on the emulator).
 const MANY_SEGMENTS: u64 = 2048;
 
+/// The block strategy's block size with at least [`MANY_BLOCK_SEGMENTS`] segments; with
+/// fewer, [`SEGMENT_BLOCK_THREADS`] (512). The kernel is the same (it reads its block size
+/// at run time; its sm_90 launch bounds, 512 threads and 2 blocks per SM, give it 64
+/// registers, so 4 blocks of 256 fit an SM): a wave of 512-thread blocks holds 2 an SM
+/// (264 on a GPU of 132 SMs), so a few hundred long segments each get a block of 512 and
+/// its loads, while with more segments than that every block walks several and blocks
+/// half as large keep twice as many segments in flight, each barrier holding back 8
+/// warps instead of 16. Measured on an H200 (2026-11-28, `segreduce-bench --quick
+/// --strategy auto,block --patterns 4096,16384,32768,65536 --sizes 20,24,25,28`, `f32`
+/// sums, 512 and 256 threads interleaved in two rounds, CUB in the same command;
+/// `bench/results/2026-11-28-h200/segmented-block-256-threads-experiment.txt`), 256
+/// against 512 threads: L = 16384 at 2^24 (1024 segments) 19.5-19.7 against 20.4-20.5
+/// us, at 2^25 34.5 against 36.3 (CUB 19.0 and 33.8); L = 32768 at 2^24 (512 segments)
+/// 19.2 against 19.9-20.1; L = 65536 at 2^25 (512) 34.0 against 34.8-35.2; but with
+/// fewer segments 512 wins: L = 65536 at 2^24 (256 segments) 19.2-19.3 against 20.0,
+/// at 2^20 (16) 4.5 against 5.5, L = 16384 at 2^20 (64) 3.7-4.0 against 4.4-4.6.
+pub const MANY_SEGMENTS_BLOCK_THREADS: u32 = 256;
+
+/// The segment count from which the block strategy's blocks have
+/// [`MANY_SEGMENTS_BLOCK_THREADS`] threads (the smallest count measured to gain; a
+/// constant rather than a function of the GPU, so that the same input gets the same
+/// block size, and so the same bits, on every device and on the emulator).
+pub const MANY_BLOCK_SEGMENTS: u64 = 512;
+
+/// Which of a strategy's two waves (`SegmentedReducer::resident`) a call with `segments`
+/// segments launches: 0 below [`MANY_BLOCK_SEGMENTS`], 1 from it.
+fn wave_index(segments: u64) -> usize {
+    usize::from(segments >= MANY_BLOCK_SEGMENTS)
+}
+
 /// Inputs of offsets with at least this many bytes take [`SegmentStrategy::Scan`] under
 /// `Auto`. Measured on an H100 (2026-11-28, `segreduce-bench --quick --strategy
 /// auto,balanced,scan --patterns power-law`, `f32`,
@@ -241,7 +272,9 @@ pub enum SegmentStrategy {
     Tile16,
     /// A warp per segment.
     Warp,
-    /// A block of [`SEGMENT_BLOCK_THREADS`] threads per segment.
+    /// A block per segment: of [`SEGMENT_BLOCK_THREADS`] (512) threads, or of
+    /// [`MANY_SEGMENTS_BLOCK_THREADS`] (256) from [`MANY_BLOCK_SEGMENTS`] segments on
+    /// ([`SegmentStrategy::block_threads`]).
     Block,
     /// By each segment's own length, two launches: a lane, 4 lanes or a warp per segment
     /// up to a long length, the chunks of longer ones spread over all blocks (module docs).
@@ -307,24 +340,29 @@ impl SegmentStrategy {
         }
     }
 
-    /// Threads that work on one segment; `None` for `Auto`, `Balanced` and `Scan`.
-    fn lanes(self) -> Option<u64> {
+    /// Threads that work on one segment of a call with `segments` segments; `None` for
+    /// `Auto`, `Balanced` and `Scan`.
+    fn lanes(self, segments: u64) -> Option<u64> {
         match self {
             SegmentStrategy::Auto | SegmentStrategy::Balanced | SegmentStrategy::Scan => None,
             SegmentStrategy::Thread => Some(1),
             SegmentStrategy::Tile4 => Some(4),
             SegmentStrategy::Tile16 => Some(16),
             SegmentStrategy::Warp => Some(32),
-            SegmentStrategy::Block => Some(self.block_threads() as u64),
+            SegmentStrategy::Block => Some(self.block_threads(segments) as u64),
         }
     }
 
-    /// Threads per block of the strategy's launch.
-    fn block_threads(self) -> u32 {
-        if self == SegmentStrategy::Block {
-            SEGMENT_BLOCK_THREADS
-        } else {
-            BLOCK_THREADS
+    /// Threads per block of the strategy's launch for a call with `segments` segments:
+    /// for [`SegmentStrategy::Block`] [`SEGMENT_BLOCK_THREADS`] (512), or
+    /// [`MANY_SEGMENTS_BLOCK_THREADS`] (256) from [`MANY_BLOCK_SEGMENTS`] segments on
+    /// (a block's order of combination depends on its size, so float results do too);
+    /// for every other strategy `warpsafe::reduce::segmented::BLOCK_THREADS` (256).
+    pub fn block_threads(self, segments: u64) -> u32 {
+        match self {
+            SegmentStrategy::Block if segments >= MANY_BLOCK_SEGMENTS => MANY_SEGMENTS_BLOCK_THREADS,
+            SegmentStrategy::Block => SEGMENT_BLOCK_THREADS,
+            _ => BLOCK_THREADS,
         }
     }
 
@@ -450,8 +488,10 @@ pub struct SegmentedReducer<T: Pod, O: SegmentedReduction<T>> {
     device: Device,
     /// One function per strategy, in the order of [`SegmentStrategy::ALL`].
     functions: Vec<Function>,
-    /// One wave of resident blocks per strategy, in the same order.
-    resident: Vec<u32>,
+    /// One wave of resident blocks per strategy, in the same order: at its block size
+    /// for fewer than [`MANY_BLOCK_SEGMENTS`] segments, and for more (the two differ for
+    /// the block strategy only; [`SegmentStrategy::block_threads`]).
+    resident: Vec<[u32; 2]>,
     options: SegmentedOptions,
     /// The balanced strategy's chunk kernel and its wave of resident blocks.
     chunks: (Function, u32),
@@ -517,12 +557,10 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
             kernels.scan,
         ]) {
             let function = module.untyped_kernel(untyped)?;
-            resident.push(Self::wave(
-                device,
-                &function,
-                strategy.block_threads(),
-                Self::shared_bytes(strategy),
-            )?);
+            let wave = |segments| {
+                Self::wave(device, &function, strategy.block_threads(segments), Self::shared_bytes(strategy))
+            };
+            resident.push([wave(0)?, wave(MANY_BLOCK_SEGMENTS)?]);
             functions.push(function);
         }
         let chunks = module.untyped_kernel(kernels.balanced_chunks)?;
@@ -766,7 +804,7 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         // A small input takes the balanced strategy's one-launch kernel (module docs).
         let small =
             limits.is_some_and(|limits| kernel::is_small_input::<T>(len, segments, limits.long_elements));
-        let lanes = strategy.lanes().unwrap_or(1);
+        let lanes = strategy.lanes(segments).unwrap_or(1);
         let index = strategy.index();
         let wanted = match strategy {
             SegmentStrategy::Block => segments,
@@ -781,7 +819,7 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
             }
             _ => segments.saturating_mul(lanes).div_ceil(BLOCK_THREADS as u64),
         };
-        let resident = if small { self.small.1 } else { self.resident[index] };
+        let resident = if small { self.small.1 } else { self.resident[index][wave_index(segments)] };
         let cap = self.options.max_blocks.unwrap_or(u32::MAX).min(resident);
         let blocks = wanted.min(cap as u64).max(1) as u32;
         let config = LaunchConfig {
@@ -790,7 +828,7 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
             } else {
                 Self::shared_bytes(strategy)
             },
-            ..LaunchConfig::linear(blocks, strategy.block_threads())
+            ..LaunchConfig::linear(blocks, strategy.block_threads(segments))
         };
         let (mut input, mut len, mut offsets, mut segment_len, mut segments) =
             (input.device_address(), len, offsets, segment_len, segments);
@@ -899,7 +937,7 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         chunks: u64,
     ) -> Result<(), Error> {
         let index = SegmentStrategy::Scan.index();
-        let cap = self.options.max_blocks.unwrap_or(u32::MAX).min(self.resident[index]);
+        let cap = self.options.max_blocks.unwrap_or(u32::MAX).min(self.resident[index][0]);
         let warps = (windows::BLOCK_THREADS / 32) as u64;
         let blocks = chunks.div_ceil(warps).min(cap as u64).max(1) as u32;
         let config = LaunchConfig {
@@ -955,7 +993,7 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
         let chunks = (len / chunk_elements).checked_add(descriptors)?;
         let limits = LongLimits { long_elements, chunk_elements, descriptors, chunks };
         // Every batch launch has at most a wave of blocks.
-        let threads = self.resident[SegmentStrategy::Balanced.index()] as u64 * BLOCK_THREADS as u64;
+        let threads = self.resident[SegmentStrategy::Balanced.index()][0] as u64 * BLOCK_THREADS as u64;
         limits.fit(threads, len).then_some(limits)
     }
 

@@ -923,6 +923,57 @@ fn auto_picks_by_average_length() {
     assert_eq!(reducer.strategy_for_fixed(12 << 20, 12), SegmentStrategy::Tile4);
 }
 
+/// The block strategy's block size follows the segment count, and the kernel's order of
+/// combination follows the block size: 511 segments of 1500 `f32`s (375 vectors, one
+/// per rank of 512) and the same data with a 512th segment (blocks of 256, ranks folding
+/// up to two vectors) give other bits in the shared segments, so a launch that ignored the
+/// rule could not pass; both match the model, and give the same bits under every emulator
+/// seed and on the GPU.
+#[test]
+fn the_block_strategy_halves_its_blocks_from_many_segments() {
+    use warpsafe_host::segmented::{MANY_BLOCK_SEGMENTS, MANY_SEGMENTS_BLOCK_THREADS};
+    let block = SegmentStrategy::Block;
+    assert_eq!(block.block_threads(0), 512);
+    assert_eq!(block.block_threads(MANY_BLOCK_SEGMENTS - 1), 512);
+    assert_eq!(block.block_threads(MANY_BLOCK_SEGMENTS), MANY_SEGMENTS_BLOCK_THREADS);
+    assert_eq!(block.block_threads(u64::MAX), 256);
+    for other in [SegmentStrategy::Thread, SegmentStrategy::Warp, SegmentStrategy::Balanced] {
+        assert_eq!(other.block_threads(0), 256);
+        assert_eq!(other.block_threads(MANY_BLOCK_SEGMENTS), 256);
+    }
+    let segment_len = 1500;
+    let many = MANY_BLOCK_SEGMENTS;
+    let data: Vec<f32> = random((segment_len * many) as usize, 41).into_iter().map(f32::of).collect();
+    let sums = |device: &Device, segments: u64| {
+        // Two blocks on the emulator (each walks its share of the segments).
+        let max_blocks = if on_gpu(device) { None } else { Some(2) };
+        let options = SegmentedOptions { strategy: block, max_blocks, ..Default::default() };
+        let mut reducer = SegmentedReducer::<f32, Sum>::with_options(device, options).unwrap();
+        let input = device.upload(&data[..(segment_len * segments) as usize]).unwrap();
+        let mut output = device.alloc_zeroed::<f32>(segments as usize).unwrap();
+        reducer.reduce_fixed(&input, segment_len, &mut output).unwrap();
+        output.download().unwrap()
+    };
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let offsets: Vec<u64> = (0..=many).map(|s| s * segment_len).collect();
+    let (expected, exact) = model(&data, &offsets, Sum);
+    let lengths = vec![segment_len; many as usize];
+    let emulator = |seed| Device::emulator_with(Options { seed, ..Options::default() });
+    let (few_bits, many_bits) = (bits(&sums(&emulator(0), many - 1)), bits(&sums(&emulator(0), many)));
+    let differ = few_bits.iter().zip(&many_bits).filter(|(a, b)| a != b).count();
+    assert!(differ > 0, "blocks of 512 and of 256 must combine in other orders: no segment's bits differ");
+    let few_sums: Vec<f32> = few_bits.iter().map(|&b| f32::from_bits(b)).collect();
+    let many_sums: Vec<f32> = many_bits.iter().map(|&b| f32::from_bits(b)).collect();
+    compare(&few_sums, &expected[..many as usize - 1], &exact, &lengths, "511 segments");
+    compare(&many_sums, &expected, &exact, &lengths, "512 segments");
+    let mut devices: Vec<Device> = (1..SEEDS.end).map(emulator).collect();
+    devices.extend(test_devices("segmented_block_threads").into_iter().filter(on_gpu));
+    for device in devices {
+        assert_eq!(bits(&sums(&device, many - 1)), few_bits, "511 segments on {}", device.name());
+        assert_eq!(bits(&sums(&device, many)), many_bits, "512 segments on {}", device.name());
+    }
+}
+
 /// Auto's rule for long averages on the device (GPU only: 2048 segments of more than 2048
 /// elements are millions of elements, too many for the emulator; the rule itself is
 /// checked above): the fixed form with average lengths 2049 to 8192 (whole elements per

@@ -171,11 +171,12 @@ pub(super) unsafe fn load_vector<T, P: L2Prefetch>(ptr: *const Vector) -> Vector
     }
 }
 
-/// Combines the elements of one vector into `acc`, in index order.
+/// Combines the elements of one vector from element `first` on into `acc`, in index
+/// order (`first` is a constant at every call, so the loop unrolls).
 #[inline(always)]
-pub(super) fn fold_vector<T: Pod, Op: Operator<T>>(acc: T, vector: &Vector, op: Op) -> T {
+fn fold_vector_from<T: Pod, Op: Operator<T>>(acc: T, vector: &Vector, first: usize, op: Op) -> T {
     let mut acc = acc;
-    let mut k = 0;
+    let mut k = first;
     while k < VECTOR_BYTES / size_of::<T>() {
         acc = op.combine(acc, vector.element(k));
         k += 1;
@@ -183,18 +184,18 @@ pub(super) fn fold_vector<T: Pod, Op: Operator<T>>(acc: T, vector: &Vector, op: 
     acc
 }
 
+/// Combines the elements of one vector into `acc`, in index order.
+#[inline(always)]
+pub(super) fn fold_vector<T: Pod, Op: Operator<T>>(acc: T, vector: &Vector, op: Op) -> T {
+    fold_vector_from(acc, vector, 0, op)
+}
+
 /// Combines the `16 / size` elements of one vector in index order, starting from the
 /// first (no identity: for `f32` sums one add fewer than `fold_vector` from the identity,
 /// an add of `+0.0` the compiler may not drop).
 #[inline(always)]
 pub(super) fn vector_total<T: Pod, Op: Operator<T>>(vector: &Vector, op: Op) -> T {
-    let mut acc = vector.element(0);
-    let mut k = 1;
-    while k < VECTOR_BYTES / size_of::<T>() {
-        acc = op.combine(acc, vector.element(k));
-        k += 1;
-    }
-    acc
+    fold_vector_from(vector.element(0), vector, 1, op)
 }
 
 /// The calling thread's fold of its share of `input[..len]` read as vectors (see the

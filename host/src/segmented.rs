@@ -87,7 +87,7 @@
 //! | up to 4 | [`SegmentStrategy::Thread`] | one thread (many segments per thread) |
 //! | up to 48 | [`SegmentStrategy::Tile4`] | 4 lanes of a warp |
 //! | up to 256 | [`SegmentStrategy::Tile16`] | 16 lanes |
-//! | up to 2048, or up to 8192 with at least 2048 segments | [`SegmentStrategy::Warp`] | a warp |
+//! | up to 2048, or up to 8192 with at least 1024 segments | [`SegmentStrategy::Warp`] | a warp |
 //! | longer | [`SegmentStrategy::Block`] | a block of 512 threads (256 from 512 segments) |
 //!
 //! The grid is at most one wave of resident blocks (multiprocessors times the kernel's
@@ -215,8 +215,16 @@ const MANY_WARP_MAX: u64 = 8192;
 
 /// The segment count from which [`MANY_WARP_MAX`] applies (a constant rather than a
 /// function of the GPU, so that `Auto` picks the same strategy, and so the same bits, on
-/// every device and on the emulator).
-const MANY_SEGMENTS: u64 = 2048;
+/// every device and on the emulator). Measured on an H200 (2026-11-29, `segreduce-bench
+/// --quick --strategy warp,block --patterns 3072,4096,6144,8192 --sizes 21,22,23`, three
+/// processes, block strategy by segment count;
+/// `bench/results/2026-11-29-h200/segmented-warp-block-by-count.txt`): from about 683
+/// segments on the warp wins at every length measured (L = 3072 at 1366 segments 4.9-5.0
+/// against 6.1-6.2 us, L = 4096 at 1024 4.9 against 5.4-5.6, L = 8192 at 1024 6.7-6.8
+/// against 7.1-7.2), with 512 or fewer the block wins or ties (L = 8192 at 512 5.0-5.1
+/// against 5.7, L = 4096 at 512 a tie); 2048 until then had left L = 3072-8192 at 2^22-2^23
+/// to the block at 0.84-0.94x CUB.
+const MANY_SEGMENTS: u64 = 1024;
 
 /// The block strategy's block size with at least [`MANY_BLOCK_SEGMENTS`] segments; with
 /// fewer, [`SEGMENT_BLOCK_THREADS`] (512). The kernel is the same (it reads its block size

@@ -901,10 +901,11 @@ fn auto_picks_by_average_length() {
     assert_eq!(pick(1024 << 10, 1 << 10), SegmentStrategy::Warp);
     assert_eq!(pick(2048 << 10, 1 << 10), SegmentStrategy::Warp);
     assert_eq!(pick(65536 << 10, 1 << 10), SegmentStrategy::Block);
-    // Longer than 2048: a warp each only with at least 2048 segments, up to 8192.
+    // Longer than 2048: a warp each only with at least 1024 segments, up to 8192.
     assert_eq!(pick(4096 << 8, 1 << 8), SegmentStrategy::Block);
-    assert_eq!(pick(4096 << 11, 1 << 11), SegmentStrategy::Warp);
-    assert_eq!(pick((4096 << 11) - 1, (1 << 11) - 1), SegmentStrategy::Block);
+    assert_eq!(pick(4096 << 10, 1 << 10), SegmentStrategy::Warp);
+    assert_eq!(pick((4096 << 10) - 1, (1 << 10) - 1), SegmentStrategy::Block);
+    assert_eq!(pick(8192 << 10, 1 << 10), SegmentStrategy::Warp);
     assert_eq!(pick(8192 << 14, 1 << 14), SegmentStrategy::Warp);
     assert_eq!(pick((8192 << 14) + (1 << 14), 1 << 14), SegmentStrategy::Block);
     assert_eq!(pick(16384 << 14, 1 << 14), SegmentStrategy::Block);
@@ -974,10 +975,10 @@ fn the_block_strategy_halves_its_blocks_from_many_segments() {
     }
 }
 
-/// Auto's rule for long averages on the device (GPU only: 2048 segments of more than 2048
+/// Auto's rule for long averages on the device (GPU only: 1024 segments of more than 2048
 /// elements are millions of elements, too many for the emulator; the rule itself is
 /// checked above): the fixed form with average lengths 2049 to 8192 (whole elements per
-/// segment, rounded down) and at least 2048 segments gives the warp strategy's bits; with
+/// segment, rounded down) and at least 1024 segments gives the warp strategy's bits; with
 /// fewer segments, or longer ones, the block strategy's. Random floats make the two
 /// strategies' orders of combination give other bits, which the test checks first, so a
 /// wrong pick cannot pass.
@@ -991,7 +992,8 @@ fn auto_reduces_many_long_segments_with_the_warp_strategy_on_the_gpu() {
         (4096, 2048, SegmentStrategy::Warp),
         (8192, 2100, SegmentStrategy::Warp),
         (8193, 2048, SegmentStrategy::Warp),
-        (4096, 2047, SegmentStrategy::Block),
+        (4096, 1024, SegmentStrategy::Warp),
+        (4096, 1023, SegmentStrategy::Block),
         (8194, 2048, SegmentStrategy::Block),
         (16384, 2048, SegmentStrategy::Block),
     ] {

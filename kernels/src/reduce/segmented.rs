@@ -118,8 +118,9 @@ pub const BLOCK_THREADS: u32 = 256;
 /// The block size of the block strategy ([`block_per_segment`], which works with any
 /// size) and the most its sm_90 launch bounds allow; the host launches it with half as
 /// many threads from a few hundred segments on (`warpsafe_host::segmented`'s
-/// `MANY_SEGMENTS_BLOCK_THREADS`, measured there). Measured on an H100 (2026-11-27, `segreduce-bench --patterns 65536`, `f32`
-/// sums, builds with 256, 512 and 1024 run one after the other, twice): 512 threads took
+/// `MANY_SEGMENTS_BLOCK_THREADS`, measured there). Measured on an H100 (2026-11-27,
+/// `segreduce-bench --patterns 65536`, `f32` sums, builds with 256, 512 and 1024 run one
+/// after the other, twice): 512 threads took
 /// 5.7 / 6.0 / 26.4 / 349.7 us at 2^16 / 2^20 / 2^24 / 2^28 elements against 8.3-8.5 /
 /// 8.5-8.7 / 28.3-28.4 / 352.3 with 256 (a segment of 64 Ki elements is read by twice the
 /// threads, with twice the loads in flight per block) and 5.1-5.3 / 5.7-6.0 / 27.4-27.6 /
@@ -1694,8 +1695,8 @@ unsafe fn fold_partials<T: Pod, Op: Operator<T>>(
 /// u64)`: the [`LongSegments`] of [`LongSegments::new`], for [`balanced_batches`],
 /// [`balanced_chunks`] and [`small_input_segments`]. The host launches the block kernel
 /// with blocks of at most [`SEGMENT_BLOCK_THREADS`] (512, or 256 for many segments), the
-/// others with [`BLOCK_THREADS`]; the block
-/// and chunk kernels with [`shared_bytes`]`::<T>()` bytes of dynamic shared memory, the
+/// others with [`BLOCK_THREADS`]; the block and chunk kernels with
+/// [`shared_bytes`]`::<T>()` bytes of dynamic shared memory, the
 /// one for small inputs with [`small_input_shared_bytes`]`::<T>()`. The block kernel's
 /// sm_90 build carries launch bounds ([`SEGMENT_BLOCKS_PER_SM`]): the GPU refuses it a
 /// block of more than [`SEGMENT_BLOCK_THREADS`] threads.

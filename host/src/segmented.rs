@@ -250,9 +250,11 @@ pub const MANY_SEGMENTS_BLOCK_THREADS: u32 = 256;
 /// block size, and so the same bits, on every device and on the emulator).
 pub const MANY_BLOCK_SEGMENTS: u64 = 512;
 
-/// Which of a strategy's two waves (`SegmentedReducer::resident`) a call with `segments`
-/// segments launches: 0 below [`MANY_BLOCK_SEGMENTS`], 1 from it.
-fn wave_index(segments: u64) -> usize {
+/// The segment-count class of a call with `segments` segments: 0 below
+/// [`MANY_BLOCK_SEGMENTS`], 1 from it. It picks the block strategy's block size
+/// ([`SegmentStrategy::block_threads`]) and so which of a strategy's two waves
+/// (`SegmentedReducer::resident`) the call launches.
+fn segment_class(segments: u64) -> usize {
     usize::from(segments >= MANY_BLOCK_SEGMENTS)
 }
 
@@ -368,7 +370,7 @@ impl SegmentStrategy {
     /// for every other strategy `warpsafe::reduce::segmented::BLOCK_THREADS` (256).
     pub fn block_threads(self, segments: u64) -> u32 {
         match self {
-            SegmentStrategy::Block if segments >= MANY_BLOCK_SEGMENTS => MANY_SEGMENTS_BLOCK_THREADS,
+            SegmentStrategy::Block if segment_class(segments) == 1 => MANY_SEGMENTS_BLOCK_THREADS,
             SegmentStrategy::Block => SEGMENT_BLOCK_THREADS,
             _ => BLOCK_THREADS,
         }
@@ -565,10 +567,12 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
             kernels.scan,
         ]) {
             let function = module.untyped_kernel(untyped)?;
-            let wave = |segments| {
-                Self::wave(device, &function, strategy.block_threads(segments), Self::shared_bytes(strategy))
-            };
-            resident.push([wave(0)?, wave(MANY_BLOCK_SEGMENTS)?]);
+            let wave = |threads| Self::wave(device, &function, threads, Self::shared_bytes(strategy));
+            // One occupancy query per block size (the two classes differ for the block
+            // strategy only).
+            let (few, many) = (strategy.block_threads(0), strategy.block_threads(MANY_BLOCK_SEGMENTS));
+            let few_wave = wave(few)?;
+            resident.push([few_wave, if many == few { few_wave } else { wave(many)? }]);
             functions.push(function);
         }
         let chunks = module.untyped_kernel(kernels.balanced_chunks)?;
@@ -827,7 +831,7 @@ impl<T: Pod, O: SegmentedReduction<T>> SegmentedReducer<T, O> {
             }
             _ => segments.saturating_mul(lanes).div_ceil(BLOCK_THREADS as u64),
         };
-        let resident = if small { self.small.1 } else { self.resident[index][wave_index(segments)] };
+        let resident = if small { self.small.1 } else { self.resident[index][segment_class(segments)] };
         let cap = self.options.max_blocks.unwrap_or(u32::MAX).min(resident);
         let blocks = wanted.min(cap as u64).max(1) as u32;
         let config = LaunchConfig {
